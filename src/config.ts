@@ -1,0 +1,162 @@
+import { z } from 'zod';
+
+/**
+ * The runtime contract (DESIGN.md): every environment variable the bot reads, with its
+ * default, parsed in one place. Nothing else in `src/` reads `process.env`.
+ */
+
+const logLevels = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+
+/** Blank values count as unset: `FOO=` in a .env file should mean "use the default". */
+const optionalString = z.preprocess(
+  (v) => (typeof v === 'string' && v.trim() === '' ? undefined : v),
+  z.string().trim().optional(),
+);
+
+const positiveInt = (fallback: number) =>
+  z.preprocess(
+    (v) => (typeof v === 'string' && v.trim() === '' ? undefined : v),
+    z.coerce
+      .number({ error: 'must be a whole number of milliseconds' })
+      .int({ error: 'must be a whole number of milliseconds' })
+      .positive({ error: 'must be greater than 0' })
+      .default(fallback),
+  );
+
+const httpUrl = (fallback: string) =>
+  z.preprocess(
+    (v) => (typeof v === 'string' && v.trim() === '' ? undefined : v),
+    z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' }).default(fallback),
+  );
+
+const EnvSchema = z.object({
+  SLACK_BOT_TOKEN: optionalString.pipe(
+    z.string({ error: 'is required (the xoxb-… bot token)' }).startsWith('xoxb-', {
+      error: 'must be a bot token starting with xoxb-',
+    }),
+  ),
+  SLACK_APP_TOKEN: optionalString.pipe(
+    z
+      .string()
+      .startsWith('xapp-', { error: 'must be an app-level token starting with xapp-' })
+      .optional(),
+  ),
+  SLACK_SIGNING_SECRET: optionalString,
+  SLACK_API_URL: httpUrl('https://slack.com/api/'),
+  PORT: z.preprocess(
+    (v) => (typeof v === 'string' && v.trim() === '' ? undefined : v),
+    z.coerce
+      .number({ error: 'must be a port number' })
+      .int({ error: 'must be a port number' })
+      .min(0, { error: 'must be between 0 and 65535' })
+      .max(65535, { error: 'must be between 0 and 65535' })
+      .default(3000),
+  ),
+  MINTLIFY_API_KEY: optionalString.pipe(
+    z.string({ error: 'is required (an admin API key, mint_…)' }).min(1),
+  ),
+  MINTLIFY_PROJECT_ID: optionalString.pipe(
+    z.string({ error: 'is required (copy it from the API keys page)' }).min(1),
+  ),
+  MINTLIFY_API_URL: httpUrl('https://api.mintlify.com'),
+  DATABASE_URL: optionalString.pipe(
+    z
+      .string()
+      .default('sqlite:./data/bot.sqlite')
+      .refine((v) => /^sqlite:.+/.test(v) || /^postgres(ql)?:\/\//.test(v), {
+        error: 'must be sqlite:PATH or postgres://…',
+      }),
+  ),
+  POLL_INTERVAL_MS: positiveInt(5000),
+  POLL_MAX_INTERVAL_MS: positiveInt(60_000),
+  DIGEST_CHANNEL: optionalString,
+  DIGEST_CRON: optionalString.pipe(z.string().default('0 9 * * 1')),
+  DIGEST_TIMEZONE: optionalString.pipe(
+    z
+      .string()
+      .default('UTC')
+      .refine(isTimeZone, { error: 'must be an IANA time zone such as Europe/Paris' }),
+  ),
+  LOG_LEVEL: optionalString.pipe(
+    z.enum(logLevels, { error: `must be one of ${logLevels.join(', ')}` }).default('info'),
+  ),
+});
+
+function isTimeZone(zone: string): boolean {
+  try {
+    new Intl.DateTimeFormat('en-US', { timeZone: zone });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+export type Env = z.infer<typeof EnvSchema>;
+
+export interface Config {
+  slack: {
+    botToken: string;
+    appToken: string | undefined;
+    signingSecret: string | undefined;
+    apiUrl: string;
+    mode: 'socket' | 'http';
+  };
+  port: number;
+  api: { key: string; projectId: string; baseUrl: string };
+  databaseUrl: string;
+  poll: { intervalMs: number; maxIntervalMs: number };
+  digest: { channel: string | undefined; cron: string; timeZone: string };
+  logLevel: (typeof logLevels)[number];
+}
+
+export type ConfigResult = { ok: true; config: Config } | { ok: false; problems: string[] };
+
+/**
+ * Parses the environment. Problems come back as one readable line each, naming the
+ * variable and never echoing its value (it may be a secret).
+ */
+export function loadConfig(env: Record<string, string | undefined>): ConfigResult {
+  const parsed = EnvSchema.safeParse(env);
+  const problems = parsed.success
+    ? []
+    : parsed.error.issues.map(
+        (issue) => `${issue.path.join('.') || 'environment'} ${issue.message}`,
+      );
+  // Cross-field rules, checked even when other variables are wrong so that one run
+  // lists every problem.
+  if (!env.SLACK_APP_TOKEN?.trim() && !env.SLACK_SIGNING_SECRET?.trim()) {
+    problems.push(
+      'SLACK_SIGNING_SECRET is required in HTTP mode (set SLACK_APP_TOKEN to use Socket Mode instead)',
+    );
+  }
+  if (parsed.success && parsed.data.POLL_MAX_INTERVAL_MS < parsed.data.POLL_INTERVAL_MS) {
+    problems.push(
+      `POLL_MAX_INTERVAL_MS must be at least POLL_INTERVAL_MS (${parsed.data.POLL_INTERVAL_MS})`,
+    );
+  }
+  if (!parsed.success || problems.length > 0)
+    return { ok: false, problems: [...new Set(problems)] };
+  const e = parsed.data;
+  return {
+    ok: true,
+    config: {
+      slack: {
+        botToken: e.SLACK_BOT_TOKEN,
+        appToken: e.SLACK_APP_TOKEN,
+        signingSecret: e.SLACK_SIGNING_SECRET,
+        apiUrl: e.SLACK_API_URL.endsWith('/') ? e.SLACK_API_URL : `${e.SLACK_API_URL}/`,
+        mode: e.SLACK_APP_TOKEN ? 'socket' : 'http',
+      },
+      port: e.PORT,
+      api: {
+        key: e.MINTLIFY_API_KEY,
+        projectId: e.MINTLIFY_PROJECT_ID,
+        baseUrl: e.MINTLIFY_API_URL.replace(/\/+$/, ''),
+      },
+      databaseUrl: e.DATABASE_URL,
+      poll: { intervalMs: e.POLL_INTERVAL_MS, maxIntervalMs: e.POLL_MAX_INTERVAL_MS },
+      digest: { channel: e.DIGEST_CHANNEL, cron: e.DIGEST_CRON, timeZone: e.DIGEST_TIMEZONE },
+      logLevel: e.LOG_LEVEL,
+    },
+  };
+}

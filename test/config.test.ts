@@ -1,0 +1,79 @@
+import { describe, expect, it } from 'vitest';
+import { loadConfig } from '../src/config.ts';
+
+const valid = {
+  SLACK_BOT_TOKEN: 'xoxb-1-secret-bot',
+  SLACK_SIGNING_SECRET: 'signing-secret-value',
+  MINTLIFY_API_KEY: 'mint_supersecret',
+  MINTLIFY_PROJECT_ID: 'proj_1',
+};
+
+describe('loadConfig', () => {
+  it('applies the documented defaults', () => {
+    const r = loadConfig(valid);
+    if (!r.ok) throw new Error(r.problems.join('\n'));
+    expect(r.config.slack.mode).toBe('http');
+    expect(r.config.slack.apiUrl).toBe('https://slack.com/api/');
+    expect(r.config.port).toBe(3000);
+    expect(r.config.api.baseUrl).toBe('https://api.mintlify.com');
+    expect(r.config.databaseUrl).toBe('sqlite:./data/bot.sqlite');
+    expect(r.config.poll).toEqual({ intervalMs: 5000, maxIntervalMs: 60000 });
+    expect(r.config.digest).toEqual({ channel: undefined, cron: '0 9 * * 1', timeZone: 'UTC' });
+    expect(r.config.logLevel).toBe('info');
+  });
+
+  it('switches to Socket Mode when an app token is set, without needing a signing secret', () => {
+    const r = loadConfig({
+      ...valid,
+      SLACK_SIGNING_SECRET: undefined,
+      SLACK_APP_TOKEN: 'xapp-1-x',
+    });
+    expect(r.ok && r.config.slack.mode).toBe('socket');
+  });
+
+  it('treats blank values as unset', () => {
+    const r = loadConfig({ ...valid, PORT: '', LOG_LEVEL: ' ', DIGEST_CHANNEL: '' });
+    expect(r.ok && [r.config.port, r.config.logLevel, r.config.digest.channel]).toEqual([
+      3000,
+      'info',
+      undefined,
+    ]);
+  });
+
+  it('reports one readable line per problem and never echoes a value', () => {
+    const r = loadConfig({
+      SLACK_BOT_TOKEN: 'xapp-wrong-kind-of-token',
+      MINTLIFY_API_KEY: '',
+      PORT: 'eighty',
+      POLL_INTERVAL_MS: '-5',
+      DIGEST_TIMEZONE: 'Mars/Olympus',
+      DATABASE_URL: 'mysql://x',
+      LOG_LEVEL: 'loud',
+    });
+    expect(r.ok).toBe(false);
+    if (r.ok) return;
+    const text = r.problems.join('\n');
+    for (const name of [
+      'SLACK_BOT_TOKEN',
+      'SLACK_SIGNING_SECRET',
+      'MINTLIFY_API_KEY',
+      'MINTLIFY_PROJECT_ID',
+      'PORT',
+      'POLL_INTERVAL_MS',
+      'DIGEST_TIMEZONE',
+      'DATABASE_URL',
+      'LOG_LEVEL',
+    ]) {
+      expect(r.problems.filter((p) => p.startsWith(`${name} `))).toHaveLength(1);
+    }
+    expect(text).not.toContain('xapp-wrong-kind-of-token');
+    expect(text).not.toContain('mysql://x');
+  });
+
+  it('rejects a back-off ceiling below the first poll delay', () => {
+    const r = loadConfig({ ...valid, POLL_INTERVAL_MS: '9000', POLL_MAX_INTERVAL_MS: '1000' });
+    expect(r.ok ? [] : r.problems).toEqual([
+      'POLL_MAX_INTERVAL_MS must be at least POLL_INTERVAL_MS (9000)',
+    ]);
+  });
+});
