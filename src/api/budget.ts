@@ -1,0 +1,51 @@
+import { BudgetExhausted } from './errors.ts';
+
+/**
+ * A sliding-window budget kept in the store, so that it survives restarts and is shared by
+ * every replica on the same database. The service documents 100 agent uses (create +
+ * message) per project per hour and 100 analytics requests per organisation per hour.
+ */
+
+export interface BudgetStore {
+  /** Atomically: count uses of `key` since `nowMs - windowMs`; below `limit`, record one. */
+  takeBudgetSlot(
+    key: string,
+    nowMs: number,
+    windowMs: number,
+    limit: number,
+  ): Promise<{ ok: true; slotId: number } | { ok: false; retryAtMs: number }>;
+  /** Gives a slot back, for a request the service provably never acted on. */
+  releaseBudgetSlot(slotId: number): Promise<void>;
+}
+
+export interface BudgetSlot {
+  release(): Promise<void>;
+}
+
+export interface Budget {
+  /** Takes one slot or throws `BudgetExhausted` saying when the next one opens. */
+  take(operation: string): Promise<BudgetSlot>;
+}
+
+export const HOUR_MS = 3_600_000;
+
+export function slidingWindowBudget(
+  store: BudgetStore,
+  opts: { key: string; limit: number; windowMs: number; description: string; now?: () => number },
+): Budget {
+  const now = opts.now ?? Date.now;
+  return {
+    async take(operation) {
+      const r = await store.takeBudgetSlot(opts.key, now(), opts.windowMs, opts.limit);
+      if (!r.ok) throw new BudgetExhausted(operation, opts.description, new Date(r.retryAtMs));
+      let released = false;
+      return {
+        release: async () => {
+          if (released) return;
+          released = true;
+          await store.releaseBudgetSlot(r.slotId);
+        },
+      };
+    },
+  };
+}

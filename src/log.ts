@@ -1,0 +1,111 @@
+import type { Logger as BoltLogger, LogLevel as BoltLogLevel } from '@slack/bolt';
+import { type DestinationStream, type Logger, pino } from 'pino';
+
+export type { Logger } from 'pino';
+
+/** Token shapes that must never reach a log line, whatever code path produced the text. */
+const SECRET_PATTERNS = [
+  /xox[abposr]-[A-Za-z0-9-]+/g,
+  /xapp-[A-Za-z0-9-]+/g,
+  /mint_[A-Za-z0-9_-]+/g,
+];
+const REDACTED = '[redacted]';
+
+/** Replaces configured secret values and anything shaped like a Slack or Mintlify token. */
+export function makeScrubber(secrets: readonly (string | undefined)[]): (text: string) => string {
+  // Short values would redact ordinary words; real secrets are long.
+  const exact = secrets.filter((s): s is string => typeof s === 'string' && s.length >= 8);
+  return (text) => {
+    let out = text;
+    for (const s of exact) out = out.split(s).join(REDACTED);
+    for (const p of SECRET_PATTERNS) out = out.replace(p, REDACTED);
+    return out;
+  };
+}
+
+function scrubDeep(value: unknown, scrub: (s: string) => string, depth = 0): unknown {
+  if (typeof value === 'string') return scrub(value);
+  if (depth > 6 || value === null || typeof value !== 'object') return value;
+  if (value instanceof Error) {
+    return {
+      type: value.name,
+      message: scrub(value.message),
+      stack: value.stack && scrub(value.stack),
+    };
+  }
+  if (Array.isArray(value)) return value.map((v) => scrubDeep(v, scrub, depth + 1));
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(value)) out[k] = scrubDeep(v, scrub, depth + 1);
+  return out;
+}
+
+export interface LogOptions {
+  level: string;
+  /** Values to redact wherever they appear (tokens, API key, signing secret). */
+  secrets: readonly (string | undefined)[];
+  destination?: DestinationStream;
+}
+
+/** The one pino root. Modules get `log.child({ component })`. */
+export function createLogger({ level, secrets, destination }: LogOptions): Logger {
+  const scrub = makeScrubber(secrets);
+  return pino(
+    {
+      level,
+      base: undefined,
+      timestamp: pino.stdTimeFunctions.isoTime,
+      redact: {
+        paths: [
+          'token',
+          'apiKey',
+          'authorization',
+          '*.token',
+          '*.authorization',
+          'headers.authorization',
+        ],
+        censor: REDACTED,
+      },
+      formatters: {
+        log: (obj) => scrubDeep(obj, scrub) as Record<string, unknown>,
+      },
+      hooks: {
+        logMethod(args, method) {
+          const cleaned = args.map((a) => (typeof a === 'string' ? scrub(a) : a));
+          return method.apply(this, cleaned as Parameters<typeof method>);
+        },
+      },
+    },
+    destination ?? pino.destination({ dest: 1, sync: false }),
+  );
+}
+
+/**
+ * Bolt (and the Slack SDK under it) log through this adapter so their lines go through the
+ * same redaction and format. Bolt calls `setLevel` with its own level; pino's level wins.
+ */
+export function boltLogger(log: Logger): BoltLogger {
+  let name = 'bolt';
+  const write =
+    (level: 'debug' | 'info' | 'warn' | 'error') =>
+    (...msg: unknown[]) => {
+      const errors = msg.filter((m): m is Error => m instanceof Error);
+      const text = msg
+        .filter((m) => !(m instanceof Error))
+        .map((m) => (typeof m === 'string' ? m : JSON.stringify(m)))
+        .join(' ');
+      const fields = errors[0] ? { lib: name, err: errors[0] } : { lib: name };
+      log[level](fields, text || errors[0]?.message || '');
+    };
+  return {
+    debug: write('debug'),
+    info: write('info'),
+    warn: write('warn'),
+    error: write('error'),
+    setLevel: () => {},
+    getLevel: () =>
+      (log.level === 'debug' || log.level === 'trace' ? 'debug' : 'info') as BoltLogLevel,
+    setName: (n: string) => {
+      name = n;
+    },
+  };
+}

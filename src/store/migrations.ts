@@ -1,0 +1,90 @@
+import type { Kysely } from 'kysely';
+import { type Migration, type MigrationProvider, Migrator } from 'kysely/migration';
+
+/**
+ * Schema migrations, applied at start. Written with Kysely's schema builder so that the same
+ * list serves every engine; append new ones, never edit a shipped one.
+ */
+const migrations: Record<string, Migration> = {
+  '0001_core': {
+    async up(db: Kysely<unknown>) {
+      await db.schema
+        .createTable('job_threads')
+        .addColumn('id', 'integer', (c) => c.primaryKey().autoIncrement())
+        .addColumn('team_id', 'text', (c) => c.notNull())
+        .addColumn('channel_id', 'text', (c) => c.notNull())
+        .addColumn('thread_ts', 'text', (c) => c.notNull())
+        .addColumn('user_id', 'text', (c) => c.notNull())
+        .addColumn('prompt', 'text', (c) => c.notNull())
+        .addColumn('job_id', 'text', (c) => c.unique())
+        .addColumn('status', 'text', (c) => c.notNull())
+        .addColumn('model', 'text')
+        .addColumn('repository', 'text')
+        .addColumn('ref', 'text')
+        .addColumn('pr_link', 'text')
+        .addColumn('error', 'text')
+        .addColumn('round', 'integer', (c) => c.notNull().defaultTo(0))
+        .addColumn('root_version', 'integer', (c) => c.notNull().defaultTo(1))
+        .addColumn('root_shown_version', 'integer', (c) => c.notNull().defaultTo(1))
+        .addColumn('next_poll_at', 'bigint')
+        .addColumn('poll_interval_ms', 'integer', (c) => c.notNull())
+        .addColumn('created_at', 'bigint', (c) => c.notNull())
+        .addColumn('updated_at', 'bigint', (c) => c.notNull())
+        .addUniqueConstraint('job_threads_thread', ['team_id', 'channel_id', 'thread_ts'])
+        .execute();
+      await db.schema
+        .createIndex('job_threads_next_poll')
+        .on('job_threads')
+        .column('next_poll_at')
+        .execute();
+
+      await db.schema
+        .createTable('outbox')
+        .addColumn('id', 'integer', (c) => c.primaryKey().autoIncrement())
+        .addColumn('thread_id', 'integer', (c) => c.notNull().references('job_threads.id'))
+        .addColumn('dedupe_key', 'text', (c) => c.notNull().unique())
+        .addColumn('kind', 'text', (c) => c.notNull())
+        .addColumn('pr_link', 'text')
+        .addColumn('attempts', 'integer', (c) => c.notNull().defaultTo(0))
+        .addColumn('next_attempt_at', 'bigint', (c) => c.notNull())
+        .addColumn('sent_at', 'bigint')
+        .addColumn('last_error', 'text')
+        .addColumn('created_at', 'bigint', (c) => c.notNull())
+        .execute();
+      await db.schema
+        .createIndex('outbox_pending')
+        .on('outbox')
+        .columns(['sent_at', 'next_attempt_at'])
+        .execute();
+
+      await db.schema
+        .createTable('slack_events')
+        .addColumn('key', 'text', (c) => c.primaryKey())
+        .addColumn('received_at', 'bigint', (c) => c.notNull())
+        .execute();
+
+      await db.schema
+        .createTable('budget_uses')
+        .addColumn('id', 'integer', (c) => c.primaryKey().autoIncrement())
+        .addColumn('bucket', 'text', (c) => c.notNull())
+        .addColumn('used_at', 'bigint', (c) => c.notNull())
+        .execute();
+      await db.schema
+        .createIndex('budget_uses_window')
+        .on('budget_uses')
+        .columns(['bucket', 'used_at'])
+        .execute();
+    },
+  },
+};
+
+const provider: MigrationProvider = { getMigrations: async () => migrations };
+
+export async function migrate(db: Kysely<unknown>): Promise<void> {
+  const { error, results } = await new Migrator({ db, provider }).migrateToLatest();
+  const failed = results?.find((r) => r.status === 'Error');
+  if (error || failed) {
+    const cause = error instanceof Error ? error.message : String(error ?? 'unknown');
+    throw new Error(`database migration ${failed?.migrationName ?? ''} failed: ${cause}`);
+  }
+}

@@ -1,0 +1,140 @@
+import type { BudgetStore } from '../api/budget.ts';
+
+/**
+ * The store: everything the bot must not lose on a restart. One interface, engines behind
+ * it (SQLite now; Postgres later for replicas), proven equal by one shared test suite.
+ * Times are epoch milliseconds.
+ */
+
+/** A job's status as the service reports it, plus our own states around it. */
+export type ThreadStatus =
+  | 'starting' // root posted, create call not answered yet
+  | 'start_failed' // the create call failed; no job
+  | 'active'
+  | 'completed'
+  | 'failed'
+  | 'archived'
+  | 'lost'; // the service answered 404 for a job we had
+
+export interface JobThread {
+  id: number;
+  teamId: string;
+  channelId: string;
+  /** ts of the root message: the thread's key in Slack. */
+  threadTs: string;
+  userId: string;
+  prompt: string;
+  jobId: string | null;
+  status: ThreadStatus;
+  model: string | null;
+  repository: string | null;
+  ref: string | null;
+  prLink: string | null;
+  /** Why the job could not be started, shown in the root message. */
+  error: string | null;
+  /** Follow-ups sent so far; part of an announcement's key, so each round announces anew. */
+  round: number;
+  /** The root message shows version `rootShownVersion`; it needs an update when behind. */
+  rootVersion: number;
+  rootShownVersion: number;
+  /** When to poll next; null when the job is not watched. */
+  nextPollAt: number | null;
+  pollIntervalMs: number;
+  createdAt: number;
+  updatedAt: number;
+}
+
+/** What the service told us about a job, as far as the thread shows it. */
+export interface JobSnapshot {
+  jobId: string;
+  status: 'active' | 'completed' | 'failed' | 'archived' | 'lost';
+  model: string | null;
+  repository: string | null;
+  ref: string | null;
+  prLink: string | null;
+}
+
+export type AnnouncementKind = 'completed' | 'failed' | 'archived' | 'lost';
+
+export interface Announcement {
+  /** Unique per (job, round, status): the outbox and the thread check dedupe on it. */
+  key: string;
+  kind: AnnouncementKind;
+  prLink: string | null;
+}
+
+export interface OutboxItem {
+  id: number;
+  threadId: number;
+  announcement: Announcement;
+  attempts: number;
+  createdAt: number;
+}
+
+export interface PollSchedule {
+  nextPollAt: number | null;
+  pollIntervalMs: number;
+}
+
+export interface NewThread {
+  teamId: string;
+  channelId: string;
+  threadTs: string;
+  userId: string;
+  prompt: string;
+}
+
+export interface Store extends BudgetStore {
+  createThread(t: NewThread, now: number): Promise<JobThread>;
+  getThread(id: number): Promise<JobThread | undefined>;
+  findThread(teamId: string, channelId: string, threadTs: string): Promise<JobThread | undefined>;
+  /** The create call answered: the thread now is the job. */
+  attachJob(
+    threadId: number,
+    job: JobSnapshot,
+    schedule: PollSchedule,
+    now: number,
+  ): Promise<JobThread>;
+  startFailed(threadId: number, error: string, now: number): Promise<JobThread>;
+  /** Threads left in 'starting' by a crash before the create call answered. */
+  staleStarting(before: number): Promise<JobThread[]>;
+
+  /** Watched jobs whose next poll is due, soonest first. */
+  dueJobs(now: number, limit: number): Promise<JobThread[]>;
+  /** Earliest next poll among watched jobs, for the poller's sleep. */
+  nextDueAt(): Promise<number | null>;
+  /**
+   * Records a poll's outcome in one transaction: the new state (bumping the root's version
+   * when what it shows changed), the next poll, and any announcements into the outbox
+   * (ignoring keys already there), so nothing is announced that was not recorded first.
+   */
+  recordPoll(
+    threadId: number,
+    snapshot: JobSnapshot | null,
+    schedule: PollSchedule,
+    announcements: Announcement[],
+    now: number,
+  ): Promise<void>;
+  /** A follow-up was accepted: next round, watched again. */
+  recordFollowUp(
+    threadId: number,
+    snapshot: JobSnapshot,
+    schedule: PollSchedule,
+    now: number,
+  ): Promise<void>;
+
+  threadsNeedingRootUpdate(limit: number): Promise<JobThread[]>;
+  markRootShown(threadId: number, version: number): Promise<void>;
+
+  pendingAnnouncements(now: number, limit: number): Promise<OutboxItem[]>;
+  /** Counts an attempt before it is made, so a crash mid-post is known on restart. */
+  markAnnouncementAttempt(id: number, now: number): Promise<void>;
+  markAnnouncementSent(id: number, now: number): Promise<void>;
+  markAnnouncementRetry(id: number, nextAttemptAt: number, error: string): Promise<void>;
+
+  /** Records Slack event keys; false if any was seen before (handle at most once). */
+  claimEvent(keys: string[], now: number): Promise<boolean>;
+  pruneEvents(before: number): Promise<void>;
+
+  close(): Promise<void>;
+}

@@ -1,0 +1,163 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { openSqliteStore } from '../../src/store/sqlite.ts';
+import type { JobSnapshot, Store } from '../../src/store/types.ts';
+
+/**
+ * One suite for every engine: a Postgres engine must pass exactly these tests.
+ * Each test gets a fresh store on a real file.
+ */
+const engines: [string, (dir: string) => Promise<Store>][] = [
+  ['sqlite', (dir) => openSqliteStore(join(dir, 'nested', 'bot.sqlite'))],
+];
+
+const thread = {
+  teamId: 'T1',
+  channelId: 'C1',
+  threadTs: '100.1',
+  userId: 'U1',
+  prompt: 'Add a quickstart',
+};
+const snap = (over: Partial<JobSnapshot> = {}): JobSnapshot => ({
+  jobId: 'job_1',
+  status: 'active',
+  model: 'm',
+  repository: 'https://github.com/acme/docs',
+  ref: 'main',
+  prLink: null,
+  ...over,
+});
+
+describe.each(engines)('store (%s)', (_name, open) => {
+  let dir: string;
+  let store: Store;
+  beforeEach(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'store-'));
+    store = await open(dir);
+  });
+  afterEach(async () => {
+    await store.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('keeps the thread ↔ job mapping across a reopen', async () => {
+    const t = await store.createThread(thread, 1000);
+    await store.attachJob(t.id, snap(), { nextPollAt: 6000, pollIntervalMs: 5000 }, 1001);
+    await store.close();
+    store = await open(dir);
+    const found = await store.findThread('T1', 'C1', '100.1');
+    expect(found).toMatchObject({
+      jobId: 'job_1',
+      status: 'active',
+      nextPollAt: 6000,
+      prompt: 'Add a quickstart',
+    });
+    expect(await store.findThread('T1', 'C1', '999.9')).toBeUndefined();
+  });
+
+  it('refuses a second thread with the same (team, channel, ts)', async () => {
+    await store.createThread(thread, 1);
+    await expect(store.createThread(thread, 2)).rejects.toThrow();
+  });
+
+  it('returns due jobs soonest first and stops returning unwatched ones', async () => {
+    const a = await store.createThread({ ...thread, threadTs: '1.1' }, 0);
+    const b = await store.createThread({ ...thread, threadTs: '1.2' }, 0);
+    await store.attachJob(a.id, snap({ jobId: 'a' }), { nextPollAt: 300, pollIntervalMs: 100 }, 0);
+    await store.attachJob(b.id, snap({ jobId: 'b' }), { nextPollAt: 200, pollIntervalMs: 100 }, 0);
+    expect((await store.dueJobs(250, 10)).map((t) => t.jobId)).toEqual(['b']);
+    expect((await store.dueJobs(400, 10)).map((t) => t.jobId)).toEqual(['b', 'a']);
+    expect(await store.nextDueAt()).toBe(200);
+    await store.recordPoll(
+      b.id,
+      snap({ jobId: 'b', status: 'completed' }),
+      { nextPollAt: null, pollIntervalMs: 100 },
+      [],
+      1,
+    );
+    expect((await store.dueJobs(400, 10)).map((t) => t.jobId)).toEqual(['a']);
+  });
+
+  it('bumps the root version only when what the root shows changed', async () => {
+    const t = await store.createThread(thread, 0);
+    const attached = await store.attachJob(t.id, snap(), { nextPollAt: 1, pollIntervalMs: 1 }, 0);
+    expect(attached.rootVersion).toBe(2);
+    await store.recordPoll(t.id, snap(), { nextPollAt: 2, pollIntervalMs: 2 }, [], 0);
+    expect((await store.getThread(t.id))?.rootVersion).toBe(2);
+    await store.recordPoll(
+      t.id,
+      snap({ status: 'completed', prLink: 'https://x/pr/1' }),
+      { nextPollAt: null, pollIntervalMs: 2 },
+      [],
+      0,
+    );
+    const after = await store.getThread(t.id);
+    expect(after?.rootVersion).toBe(3);
+    expect((await store.threadsNeedingRootUpdate(10)).map((x) => x.id)).toEqual([t.id]);
+    await store.markRootShown(t.id, 3);
+    expect(await store.threadsNeedingRootUpdate(10)).toEqual([]);
+    await store.markRootShown(t.id, 2); // a late, older update never moves it back
+    expect((await store.getThread(t.id))?.rootShownVersion).toBe(3);
+  });
+
+  it('puts each announcement key in the outbox once', async () => {
+    const t = await store.createThread(thread, 0);
+    const a = { key: 'job_1:0:completed', kind: 'completed' as const, prLink: 'https://x/pr/1' };
+    await store.recordPoll(
+      t.id,
+      snap({ status: 'completed' }),
+      { nextPollAt: null, pollIntervalMs: 1 },
+      [a],
+      10,
+    );
+    await store.recordPoll(
+      t.id,
+      snap({ status: 'completed' }),
+      { nextPollAt: null, pollIntervalMs: 1 },
+      [a],
+      11,
+    );
+    const pending = await store.pendingAnnouncements(20, 10);
+    expect(pending).toHaveLength(1);
+    expect(pending[0]).toMatchObject({ threadId: t.id, attempts: 0, announcement: a });
+    await store.markAnnouncementAttempt(pending[0]!.id, 21);
+    await store.markAnnouncementRetry(pending[0]!.id, 100, 'ratelimited');
+    expect(await store.pendingAnnouncements(50, 10)).toEqual([]);
+    expect((await store.pendingAnnouncements(100, 10))[0]?.attempts).toBe(1);
+    await store.markAnnouncementSent(pending[0]!.id, 101);
+    expect(await store.pendingAnnouncements(1000, 10)).toEqual([]);
+  });
+
+  it('claims an event once, by any of its keys', async () => {
+    expect(await store.claimEvent(['event:Ev1', 'msg:C1:1.1'], 0)).toBe(true);
+    expect(await store.claimEvent(['event:Ev1', 'msg:C1:1.1'], 1)).toBe(false);
+    expect(await store.claimEvent(['event:Ev2', 'msg:C1:1.1'], 2)).toBe(false);
+    await store.pruneEvents(10);
+    expect(await store.claimEvent(['event:Ev1'], 11)).toBe(true);
+  });
+
+  it('keeps a sliding one-hour budget and says when the next slot opens', async () => {
+    const hour = 3_600_000;
+    for (let i = 0; i < 3; i++)
+      expect((await store.takeBudgetSlot('agent:p', 1000 + i, hour, 3)).ok).toBe(true);
+    expect(await store.takeBudgetSlot('agent:p', 2000, hour, 3)).toEqual({
+      ok: false,
+      retryAtMs: 1000 + hour,
+    });
+    expect((await store.takeBudgetSlot('analytics:o', 2000, hour, 3)).ok).toBe(true);
+    expect((await store.takeBudgetSlot('agent:p', 1000 + hour, hour, 3)).ok).toBe(true);
+    // The use at 1001 has left the window; 1002, 1000+h and this one fill it again.
+    expect((await store.takeBudgetSlot('agent:p', 1001 + hour, hour, 3)).ok).toBe(true);
+    const r = await store.takeBudgetSlot('agent:p', 1001 + hour, hour, 3);
+    expect(r).toEqual({ ok: false, retryAtMs: 1002 + hour });
+  });
+
+  it('gives a released slot back', async () => {
+    const first = await store.takeBudgetSlot('k', 0, 1000, 1);
+    expect((await store.takeBudgetSlot('k', 1, 1000, 1)).ok).toBe(false);
+    if (first.ok) await store.releaseBudgetSlot(first.slotId);
+    expect((await store.takeBudgetSlot('k', 2, 1000, 1)).ok).toBe(true);
+  });
+});
