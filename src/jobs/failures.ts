@@ -1,0 +1,33 @@
+import { ApiError, BudgetExhausted, InvalidRequest, RateLimited } from '../api/errors.ts';
+
+/** "14:05 UTC": when a slot opens, said the way a person reads it. */
+export function clockTime(at: Date): string {
+  return `${at.toISOString().slice(11, 16)} UTC`;
+}
+
+/**
+ * What to tell the person in Slack when a create or follow-up call failed. Says whether
+ * the request may have reached the agent, so nobody resends blindly (DESIGN.md rule 5).
+ */
+export function describeFailure(err: unknown, action: 'create' | 'message'): string {
+  const what = action === 'create' ? 'start the job' : 'send your message to the job';
+  if (err instanceof BudgetExhausted) {
+    return `I did not ${what}: this project's agent budget (100 jobs and messages per hour) is used up. The next slot opens at ${clockTime(err.retryAt)}.`;
+  }
+  if (err instanceof RateLimited) {
+    const at = new Date(Date.now() + err.retryAfterMs);
+    return `The Mintlify API is rate limiting us, so I did not ${what}. Try again after ${clockTime(at)}.`;
+  }
+  if (err instanceof InvalidRequest) {
+    return `The Mintlify API rejected the request, so I did not ${what}: ${err.details.join('; ') || err.message}.`;
+  }
+  if (err instanceof ApiError) {
+    if (err.applied === 'no') return `I could not ${what}: ${err.message}.`;
+    const check =
+      action === 'create'
+        ? 'It may have started anyway: check your pull requests before running /agent again.'
+        : 'It may have been delivered anyway: check the job before sending it again.';
+    return `I could not confirm that I managed to ${what}: ${err.message}. ${check}`;
+  }
+  return `Something went wrong while trying to ${what}. The error was logged; please try again.`;
+}

@@ -1,0 +1,110 @@
+import type { Logger } from '../log.ts';
+import type { Store } from '../store/types.ts';
+import { type Loop, startLoop } from './loop.ts';
+import { ChatError, type JobChat } from './ports.ts';
+
+export interface NotifierDeps {
+  store: Store;
+  chat: JobChat;
+  log: Logger;
+  /**
+   * Least time between two messages in one channel. Slack allows about one message per
+   * second per channel, and chat.update is Tier 3 (DESIGN.md rule 9).
+   */
+  channelGapMs?: number;
+  now?: () => number;
+}
+
+const BATCH = 20;
+const MAX_RETRY_MS = 5 * 60_000;
+
+/**
+ * Turns recorded state into Slack messages: brings root messages up to date (one
+ * `chat.update` per thread however many changes piled up) and posts the outbox's
+ * announcements. An announcement that was attempted before (a crash or a failed call
+ * mid-post) is posted again only if the thread does not already hold it.
+ */
+export function startNotifier(deps: NotifierDeps): Loop {
+  const { store, chat } = deps;
+  const log = deps.log.child({ component: 'notifier' });
+  const now = deps.now ?? Date.now;
+  const gapMs = deps.channelGapMs ?? 1_000;
+  const lastPost = new Map<string, number>();
+
+  async function paced(channelId: string, send: () => Promise<void>): Promise<void> {
+    const wait = (lastPost.get(channelId) ?? 0) + gapMs - now();
+    if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+    try {
+      await send();
+    } finally {
+      lastPost.set(channelId, now());
+    }
+  }
+
+  async function updateRoots(): Promise<number | null> {
+    let retryIn: number | null = null;
+    for (const thread of await store.threadsNeedingRootUpdate(BATCH)) {
+      try {
+        await paced(thread.channelId, () => chat.showJob(thread));
+        await store.markRootShown(thread.id, thread.rootVersion);
+        log.debug({ threadId: thread.id, status: thread.status }, 'root.updated');
+      } catch (err) {
+        if (err instanceof ChatError && err.retryable) {
+          retryIn = Math.min(retryIn ?? Infinity, err.retryAfterMs ?? 5_000);
+          log.warn({ err, threadId: thread.id }, 'root.update_deferred');
+        } else {
+          // The message is gone or the channel closed: retrying cannot help.
+          await store.markRootShown(thread.id, thread.rootVersion);
+          log.error({ err, threadId: thread.id }, 'root.update_failed');
+        }
+      }
+    }
+    return retryIn;
+  }
+
+  async function postAnnouncements(): Promise<number | null> {
+    let retryIn: number | null = null;
+    for (const item of await store.pendingAnnouncements(now(), BATCH)) {
+      const thread = await store.getThread(item.threadId);
+      if (!thread) continue;
+      const { key, kind } = item.announcement;
+      const ids = { threadId: thread.id, jobId: thread.jobId, key };
+      try {
+        if (item.attempts > 0 && (await chat.hasAnnounced(thread, key))) {
+          await store.markAnnouncementSent(item.id, now());
+          log.info(ids, 'announce.already_in_thread');
+          continue;
+        }
+        await store.markAnnouncementAttempt(item.id, now());
+        await paced(thread.channelId, () => chat.announce(thread, item.announcement));
+        await store.markAnnouncementSent(item.id, now());
+        log.info({ ...ids, kind, latencyMs: now() - item.createdAt }, 'announce.sent');
+      } catch (err) {
+        const retryable = !(err instanceof ChatError) || err.retryable;
+        const delay =
+          err instanceof ChatError && err.retryAfterMs !== undefined
+            ? err.retryAfterMs
+            : Math.min(MAX_RETRY_MS, 2_000 * 2 ** item.attempts);
+        if (retryable) {
+          await store.markAnnouncementRetry(item.id, now() + delay, String((err as Error).message));
+          retryIn = Math.min(retryIn ?? Infinity, delay);
+          log.warn({ ...ids, err, retryInMs: delay }, 'announce.deferred');
+        } else {
+          // Slack refused for good (channel archived, bot removed): give up loudly.
+          await store.markAnnouncementSent(item.id, now());
+          log.error({ ...ids, err }, 'announce.dropped');
+        }
+      }
+    }
+    return retryIn;
+  }
+
+  async function pass(): Promise<number | null> {
+    const a = await updateRoots();
+    const b = await postAnnouncements();
+    const next = [a, b].filter((x): x is number => x !== null);
+    return next.length ? Math.min(...next) : null;
+  }
+
+  return startLoop({ name: 'notifier', log, idleMs: 30_000, pass });
+}

@@ -1,0 +1,165 @@
+import { ErrorCode, type WebClient } from '@slack/web-api';
+import { z } from 'zod';
+import { ChatError, type JobChat } from '../jobs/ports.ts';
+import type { Logger } from '../log.ts';
+import type { Announcement, JobThread } from '../store/types.ts';
+import { ANNOUNCEMENT_EVENT, announcementMessage, type Message, rootMessage } from './blocks.ts';
+
+/** The metadata our announcements carry, as read back from a thread. */
+const AnnouncementMetadata = z.object({
+  event_type: z.literal(ANNOUNCEMENT_EVENT),
+  event_payload: z.object({ key: z.string() }),
+});
+
+/** Platform errors that will not go away by asking again. */
+const PERMANENT = new Set([
+  'not_in_channel',
+  'channel_not_found',
+  'is_archived',
+  'message_not_found',
+  'cant_update_message',
+  'msg_too_long',
+  'invalid_blocks',
+  'no_text',
+  'not_authed',
+  'invalid_auth',
+  'account_inactive',
+  'token_revoked',
+  'missing_scope',
+]);
+
+/** Maps the Slack SDK's errors onto ours, once, for every call below. */
+export function toChatError(err: unknown): ChatError {
+  const e = err as {
+    code?: string;
+    data?: { error?: string };
+    retryAfter?: number;
+    statusCode?: number;
+  };
+  switch (e?.code) {
+    case ErrorCode.PlatformError: {
+      const code = e.data?.error ?? 'unknown_error';
+      return new ChatError(code, { retryable: !PERMANENT.has(code) });
+    }
+    case ErrorCode.RateLimitedError:
+      return new ChatError('ratelimited', {
+        retryable: true,
+        retryAfterMs: (e.retryAfter ?? 1) * 1000,
+      });
+    case ErrorCode.HTTPError:
+      return new ChatError(`http_${e.statusCode ?? 'error'}`, { retryable: true });
+    case ErrorCode.RequestError:
+      return new ChatError('request_failed', { retryable: true });
+    default:
+      return new ChatError(err instanceof Error ? err.message : 'unknown_error', {
+        retryable: true,
+      });
+  }
+}
+
+async function call<T>(fn: () => Promise<T>): Promise<T> {
+  try {
+    return await fn();
+  } catch (err) {
+    throw toChatError(err);
+  }
+}
+
+/** The jobs feature's chat port, spoken in Slack Web API calls. */
+export function createSlackJobChat(client: WebClient, log: Logger): JobChat {
+  const chatLog = log.child({ component: 'slack-chat' });
+  const parts = (m: Message) => ({ text: m.text, blocks: m.blocks });
+
+  return {
+    async postRoot({ channelId, userId, prompt }) {
+      const msg = rootMessage({
+        userId,
+        prompt,
+        status: 'starting',
+        jobId: null,
+        model: null,
+        repository: null,
+        ref: null,
+        prLink: null,
+        error: null,
+      });
+      const res = await call(() =>
+        client.chat.postMessage({ channel: channelId, ...parts(msg), unfurl_links: false }),
+      );
+      if (!res.ts) throw new ChatError('no_ts', { retryable: false });
+      return { ts: res.ts };
+    },
+
+    async showJob(thread: JobThread) {
+      await call(() =>
+        client.chat.update({
+          channel: thread.channelId,
+          ts: thread.threadTs,
+          ...parts(rootMessage(thread)),
+        }),
+      );
+    },
+
+    async announce(thread: JobThread, a: Announcement) {
+      await call(() =>
+        client.chat.postMessage({
+          channel: thread.channelId,
+          thread_ts: thread.threadTs,
+          ...parts(announcementMessage(a)),
+          unfurl_links: false,
+          metadata: {
+            event_type: ANNOUNCEMENT_EVENT,
+            event_payload: { key: a.key, job_id: thread.jobId ?? '', kind: a.kind },
+          },
+        }),
+      );
+    },
+
+    async hasAnnounced(thread: JobThread, key: string) {
+      let cursor: string | undefined;
+      do {
+        const res = await call(() =>
+          client.conversations.replies({
+            channel: thread.channelId,
+            ts: thread.threadTs,
+            include_all_metadata: true,
+            limit: 200,
+            ...(cursor ? { cursor } : {}),
+          }),
+        );
+        const found = res.messages?.some((m) => {
+          const meta = AnnouncementMetadata.safeParse(m.metadata);
+          return meta.success && meta.data.event_payload.key === key;
+        });
+        if (found) return true;
+        cursor = res.response_metadata?.next_cursor || undefined;
+      } while (cursor);
+      return false;
+    },
+
+    async acknowledgeReply(channelId: string, ts: string) {
+      try {
+        await call(() => client.reactions.add({ channel: channelId, timestamp: ts, name: 'eyes' }));
+      } catch (err) {
+        if (err instanceof ChatError && err.code === 'already_reacted') return;
+        throw err;
+      }
+    },
+
+    async tellUser({ channelId, userId, text, threadTs }) {
+      try {
+        await call(() =>
+          client.chat.postEphemeral({
+            channel: channelId,
+            user: userId,
+            text,
+            ...(threadTs ? { thread_ts: threadTs } : {}),
+          }),
+        );
+      } catch (err) {
+        // Nothing else reaches this user; the log line is what is left.
+        chatLog.warn({ err, channelId, userId }, 'slack.ephemeral_failed');
+      }
+    },
+  };
+}

@@ -1,0 +1,60 @@
+import type { App } from '@slack/bolt';
+import { z } from 'zod';
+import type { JobService } from '../../jobs/service.ts';
+import type { Logger } from '../../log.ts';
+import type { Store } from '../../store/types.ts';
+
+/**
+ * A plain human reply inside a thread. Anything with a subtype (edits, deletes, joins,
+ * bot messages, broadcasts) or a bot id is not one.
+ */
+const ThreadReply = z.object({
+  type: z.literal('message'),
+  subtype: z.undefined(),
+  bot_id: z.undefined(),
+  user: z.string().min(1),
+  text: z.string().default(''),
+  ts: z.string().min(1),
+  thread_ts: z.string().min(1),
+  channel: z.string().min(1),
+});
+
+const EventEnvelope = z.object({ event_id: z.string().optional(), team_id: z.string().optional() });
+
+/** Replies in a job thread become follow-up messages, each handled at most once. */
+export function registerThreadReplies(
+  app: App,
+  deps: { jobs: JobService; store: Store; log: Logger },
+): void {
+  const log = deps.log.child({ component: 'thread-replies' });
+  app.event('message', async ({ event, body, context }) => {
+    const reply = ThreadReply.safeParse(event);
+    if (!reply.success || reply.data.thread_ts === reply.data.ts) return;
+    const m = reply.data;
+    const envelope = EventEnvelope.safeParse(body);
+    const teamId = (envelope.success && envelope.data.team_id) || context.teamId;
+    if (!teamId) {
+      log.warn({ channelId: m.channel, ts: m.ts }, 'event.no_team');
+      return;
+    }
+    // Slack redelivers events it thinks we missed (X-Slack-Retry-Num) and may deliver the
+    // same message under two event ids; both keys are claimed durably before acting.
+    const keys = [`msg:${m.channel}:${m.ts}`];
+    if (envelope.success && envelope.data.event_id) keys.push(`event:${envelope.data.event_id}`);
+    if (!(await deps.store.claimEvent(keys, Date.now()))) {
+      log.info(
+        { channelId: m.channel, ts: m.ts, eventId: envelope.data?.event_id },
+        'event.duplicate',
+      );
+      return;
+    }
+    await deps.jobs.followUp({
+      teamId,
+      channelId: m.channel,
+      threadTs: m.thread_ts,
+      ts: m.ts,
+      userId: m.user,
+      text: m.text,
+    });
+  });
+}

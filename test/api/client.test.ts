@@ -1,0 +1,248 @@
+import { createServer } from 'node:net';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { type Budget, slidingWindowBudget } from '../../src/api/budget.ts';
+import { ApiClient, parseRetryAfter } from '../../src/api/client.ts';
+import {
+  BudgetExhausted,
+  Forbidden,
+  InvalidRequest,
+  MalformedResponse,
+  NotFound,
+  RateLimited,
+  Timeout,
+  Unauthorized,
+  Unavailable,
+} from '../../src/api/errors.ts';
+import { openSqliteStore } from '../../src/store/sqlite.ts';
+import type { Store } from '../../src/store/types.ts';
+import { ApiEmulator } from '../fakes/api-emulator.ts';
+import { memoryLogger } from '../helpers/log.ts';
+
+const KEY = 'mint_test_secret_key_123';
+const PROJECT = 'proj_docs';
+const fastRetry = { retries: 2, minDelayMs: 5, maxDelayMs: 20, maxRetryAfterMs: 2_000 };
+
+let api: ApiEmulator;
+let logs: ReturnType<typeof memoryLogger>;
+const client = (over: Partial<ConstructorParameters<typeof ApiClient>[0]> = {}) =>
+  new ApiClient({
+    baseUrl: api.url,
+    apiKey: KEY,
+    projectId: PROJECT,
+    log: logs.log,
+    retry: fastRetry,
+    timeoutMs: 1_000,
+    ...over,
+  });
+
+beforeEach(async () => {
+  api = await ApiEmulator.start({
+    apiKey: KEY,
+    projectId: PROJECT,
+    readOnlyKeys: ['mint_read_only_key'],
+  });
+  logs = memoryLogger([KEY]);
+});
+afterEach(async () => {
+  await api.close();
+});
+
+describe('agent jobs', () => {
+  it('creates a job with the Bearer key and the prompt, and reads the 201 answer', async () => {
+    const job = await client().createJob('Add a quickstart');
+    expect(job).toMatchObject({ status: 'active', prLink: null, source: { ref: 'main' } });
+    const [req] = api.requestsTo('create');
+    expect(req).toMatchObject({
+      method: 'POST',
+      authorization: `Bearer ${KEY}`,
+      body: { prompt: 'Add a quickstart' },
+      status: 201,
+    });
+  });
+
+  it('sends a follow-up and gets the job back active', async () => {
+    const c = client();
+    const job = await c.createJob('first');
+    api.complete(job.id, 'https://github.com/acme/docs/pull/1');
+    const again = await c.sendMessage(job.id, 'also fix typos');
+    expect(again.status).toBe('active');
+    expect(api.jobs.get(job.id)?.messages).toEqual(['first', 'also fix typos']);
+  });
+
+  it('reads a job with missing optional fields: no prLink means no PR yet', async () => {
+    const c = client();
+    const job = await c.createJob('x');
+    api.omitFields(job.id, ['prLink', 'source', 'model', 'archivedAt', 'createdAt']);
+    expect(await c.getJob(job.id)).toMatchObject({ id: job.id, status: 'active', prLink: null });
+  });
+
+  it('treats a job without id or with an unknown status as a malformed answer', async () => {
+    const c = client();
+    const job = await c.createJob('x');
+    api.omitFields(job.id, ['status']);
+    await expect(c.getJob(job.id)).rejects.toThrow(MalformedResponse);
+    api.inject('create', { wrongShape: true });
+    await expect(c.createJob('y')).rejects.toThrow(/could not read/);
+  });
+
+  it('maps 400 details, 401, 403 and 404 to typed errors with plain messages', async () => {
+    const c = client();
+    api.inject('create', { status: 400, details: [{ path: ['prompt'], message: 'Too long' }] });
+    const bad = await c.createJob('x').catch((e) => e);
+    expect(bad).toBeInstanceOf(InvalidRequest);
+    expect(bad.details).toEqual(['prompt: Too long']);
+    await expect(client({ apiKey: 'mint_wrong_key_000' }).createJob('x')).rejects.toThrow(
+      Unauthorized,
+    );
+    const ro = await client({ apiKey: 'mint_read_only_key' })
+      .createJob('x')
+      .catch((e) => e);
+    expect(ro).toBeInstanceOf(Forbidden);
+    expect(ro.message).toMatch(/read-only.*allowlist/);
+    await expect(c.getJob('job_missing')).rejects.toThrow(NotFound);
+    expect(api.requestsTo('get')).toHaveLength(1); // a 404 is an answer, not retried
+  });
+
+  it('retries a GET on 5xx and network resets, then succeeds', async () => {
+    const c = client();
+    const job = await c.createJob('x');
+    api.inject('get', { status: 503 });
+    api.inject('get', { reset: true });
+    expect((await c.getJob(job.id)).id).toBe(job.id);
+    expect(api.requestsTo('get')).toHaveLength(3);
+  });
+
+  it('never resends a POST whose effect is unknown (5xx, reset, timeout)', async () => {
+    const c = client();
+    api.inject('create', { status: 500, tookEffect: true });
+    const e1 = await c.createJob('a').catch((e) => e);
+    expect(e1).toBeInstanceOf(Unavailable);
+    expect(e1.applied).toBe('unknown');
+    api.inject('create', { reset: true });
+    await expect(c.createJob('b')).rejects.toThrow(Unavailable);
+    api.inject('create', { slowMs: 1_500 });
+    await expect(c.createJob('c')).rejects.toThrow(Timeout);
+    expect(api.requestsTo('create')).toHaveLength(3);
+  });
+
+  it('resends a POST after a 429, waiting out Retry-After', async () => {
+    api.inject('create', { status: 429, retryAfterSec: 1 });
+    const started = Date.now();
+    await client().createJob('x');
+    const [first, second] = api.requestsTo('create');
+    expect([first?.status, second?.status]).toEqual([429, 201]);
+    expect(second!.at - first!.at).toBeGreaterThanOrEqual(950);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(950);
+  });
+
+  it('gives up on a 429 whose Retry-After is longer than it will wait, saying how long', async () => {
+    api.inject('create', { status: 429, retryAfterSec: 600 });
+    const err = await client()
+      .createJob('x')
+      .catch((e) => e);
+    expect(err).toBeInstanceOf(RateLimited);
+    expect(err.retryAfterMs).toBe(600_000);
+    expect(api.requestsTo('create')).toHaveLength(1);
+  });
+
+  it('resends a POST when the connection was refused (it never reached the service)', async () => {
+    const port = await freePort();
+    await api.close();
+    const c = new ApiClient({
+      baseUrl: `http://127.0.0.1:${port}`,
+      apiKey: KEY,
+      projectId: PROJECT,
+      log: logs.log,
+      retry: { retries: 4, minDelayMs: 150, maxDelayMs: 300, maxRetryAfterMs: 1_000 },
+    });
+    const pending = c.createJob('x');
+    await new Promise((r) => setTimeout(r, 100));
+    api = await ApiEmulator.start({ apiKey: KEY, projectId: PROJECT, port });
+    expect((await pending).status).toBe('active');
+    expect(api.requestsTo('create')).toHaveLength(1);
+  });
+
+  it('reports a non-JSON body as malformed and never leaks the key into logs', async () => {
+    api.inject('create', { malformed: true });
+    await expect(client().createJob('x')).rejects.toThrow(/not JSON/);
+    expect(logs.text()).not.toContain(KEY);
+    expect(logs.text()).toContain('api.failed');
+  });
+});
+
+describe('budget', () => {
+  let store: Store;
+  let budget: Budget;
+  let clock = 0;
+  beforeEach(async () => {
+    store = await openSqliteStore(':memory:');
+    clock = Date.parse('2026-11-22T10:00:00Z');
+    budget = slidingWindowBudget(store, {
+      key: 'agent:p',
+      limit: 2,
+      windowMs: 3_600_000,
+      description: 'Agent budget',
+      now: () => clock,
+    });
+  });
+  afterEach(() => store.close());
+
+  it('sends nothing once spent and says when the next slot opens', async () => {
+    const c = client({ budgets: { agent: budget } });
+    await c.createJob('1');
+    clock += 60_000;
+    await c.createJob('2');
+    const err = await c.createJob('3').catch((e) => e);
+    expect(err).toBeInstanceOf(BudgetExhausted);
+    expect(err.retryAt.toISOString()).toBe('2026-11-22T11:00:00.000Z');
+    expect(api.requestsTo('create')).toHaveLength(2);
+  });
+
+  it('gives the slot back when the service provably did not act', async () => {
+    const c = client({ budgets: { agent: budget } });
+    api.inject('create', { status: 400, details: ['bad'] });
+    api.inject('create', { status: 400, details: ['bad'] });
+    await expect(c.createJob('1')).rejects.toThrow(InvalidRequest);
+    await expect(c.createJob('2')).rejects.toThrow(InvalidRequest);
+    await c.createJob('3');
+    await c.createJob('4');
+    await expect(c.createJob('5')).rejects.toThrow(BudgetExhausted);
+  });
+});
+
+describe('visitors', () => {
+  it('follows offset paging until hasMore is false', async () => {
+    api.setSite({ paths: 600 });
+    const pages = [];
+    for await (const p of client().visitorPages({
+      dateFrom: '2026-11-01',
+      dateTo: '2026-11-08',
+      limit: 250,
+    }))
+      pages.push(p);
+    const truth = api.truth('2026-11-01', '2026-11-08');
+    expect(pages.flatMap((p) => p.visitors)).toHaveLength(truth.rows.length);
+    expect(pages.at(-1)?.hasMore).toBe(false);
+    expect(api.requestsTo('visitors').map((r) => r.query.offset)).toEqual(
+      pages.map((_, i) => String(i * 250)),
+    );
+  });
+});
+
+it('parses Retry-After as seconds or an HTTP date', () => {
+  expect(parseRetryAfter('7')).toBe(7000);
+  expect(parseRetryAfter('Sun, 22 Nov 2026 10:00:30 GMT', Date.parse('2026-11-22T10:00:00Z'))).toBe(
+    30_000,
+  );
+  expect(parseRetryAfter(null)).toBe(30_000);
+  expect(parseRetryAfter('soon')).toBe(30_000);
+});
+
+function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const s = createServer().listen(0, '127.0.0.1', () => {
+      const { port } = s.address() as { port: number };
+      s.close(() => resolve(port));
+    });
+  });
+}

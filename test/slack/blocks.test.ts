@@ -1,0 +1,101 @@
+import { describe, expect, it } from 'vitest';
+import { announcementMessage, type RootView, rootMessage } from '../../src/slack/blocks.ts';
+import { escapeMrkdwn, link, truncate } from '../../src/slack/mrkdwn.ts';
+
+const view = (over: Partial<RootView> = {}): RootView => ({
+  userId: 'U1',
+  prompt: 'Add a quickstart',
+  status: 'active',
+  jobId: 'job_1',
+  model: 'claude-sonnet-4',
+  repository: 'https://github.com/acme/docs',
+  ref: 'main',
+  prLink: null,
+  error: null,
+  ...over,
+});
+
+const allText = (m: { text: string; blocks: unknown[] }) => m.text + JSON.stringify(m.blocks);
+
+describe('mrkdwn', () => {
+  it('escapes the three control characters so text cannot ping or link', () => {
+    expect(escapeMrkdwn('<!channel> & <https://x|y>')).toBe(
+      '&lt;!channel&gt; &amp; &lt;https://x|y&gt;',
+    );
+  });
+  it('truncates without splitting a surrogate pair', () => {
+    expect(truncate('abcdef', 4)).toBe('abc…');
+    expect(truncate('ab😀cd', 4)).toBe('ab…');
+    expect(truncate('short', 10)).toBe('short');
+  });
+  it('keeps a link label from closing the link early', () => {
+    expect(link('https://x/a|b', 'a > b')).toBe('<https://x/a%7Cb|a &gt; b>');
+  });
+});
+
+describe('root message', () => {
+  it('shows who asked, the prompt, status, repository@ref, model and job id', () => {
+    const m = rootMessage(view());
+    const t = allText(m);
+    for (const part of [
+      '<@U1>',
+      'Add a quickstart',
+      'Working',
+      'acme/docs@main',
+      'claude-sonnet-4',
+      'job_1',
+    ]) {
+      expect(t).toContain(part);
+    }
+    expect(m.text).toMatch(/^Working: docs agent job for <@U1>/);
+  });
+
+  it('escapes a hostile prompt in the blocks and in the fallback', () => {
+    const m = rootMessage(view({ prompt: 'hi <!channel> see <https://evil.example|docs> & more' }));
+    const t = allText(m);
+    expect(t).not.toContain('<!channel>');
+    expect(t).not.toContain('<https://evil.example|docs>');
+    expect(t).toContain('&lt;!channel&gt;');
+    expect(t).toContain('&amp; more');
+  });
+
+  it('stays within the section limit for a very long prompt', () => {
+    const m = rootMessage(view({ prompt: 'x'.repeat(10_000) }));
+    for (const b of m.blocks) {
+      if (b.type === 'section' && b.text) expect(b.text.text.length).toBeLessThanOrEqual(3000);
+    }
+    expect(m.text.length).toBeLessThan(300);
+  });
+
+  it('links the pull request once there is one, and shows why a start failed', () => {
+    expect(
+      allText(
+        rootMessage(view({ status: 'completed', prLink: 'https://github.com/acme/docs/pull/7' })),
+      ),
+    ).toContain('<https://github.com/acme/docs/pull/7|View the pull request>');
+    const failed = allText(
+      rootMessage(view({ status: 'start_failed', jobId: null, error: 'Budget <used> up' })),
+    );
+    expect(failed).toContain('Could not start');
+    expect(failed).toContain('Budget &lt;used&gt; up');
+  });
+});
+
+describe('announcements', () => {
+  it('announces a PR link, or plainly that no files changed', () => {
+    expect(
+      announcementMessage({ key: 'k', kind: 'completed', prLink: 'https://github.com/a/b/pull/1' })
+        .text,
+    ).toContain('<https://github.com/a/b/pull/1|https://github.com/a/b/pull/1>');
+    expect(announcementMessage({ key: 'k', kind: 'completed', prLink: null }).text).toContain(
+      'No files were changed',
+    );
+    expect(announcementMessage({ key: 'k', kind: 'failed', prLink: null }).text).toContain(
+      'failed',
+    );
+    expect(announcementMessage({ key: 'k', kind: 'archived', prLink: null }).text).toContain(
+      'archived',
+    );
+    expect(announcementMessage({ key: 'k', kind: 'lost', prLink: null }).text).toContain('404');
+  });
+});
