@@ -10,8 +10,8 @@ import type { Store } from '../../store/types.ts';
  */
 const ThreadReply = z.object({
   type: z.literal('message'),
-  subtype: z.undefined(),
-  bot_id: z.undefined(),
+  subtype: z.never().optional(),
+  bot_id: z.never().optional(),
   user: z.string().min(1),
   text: z.string().default(''),
   ts: z.string().min(1),

@@ -1,0 +1,387 @@
+/**
+ * Self-tests for the Slack fakes, driven by Slack's own clients (not our app): if @slack/web-api
+ * and @slack/socket-mode are happy talking to the fakes, the app's integration tests are honest.
+ */
+import { readFile, rm } from 'node:fs/promises';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { isValidSlackRequest } from '@slack/bolt';
+import { SocketModeClient } from '@slack/socket-mode';
+import { LogLevel, WebClient } from '@slack/web-api';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import {
+  formEncode,
+  messageEvent,
+  postSigned,
+  signSlackRequest,
+  slashCommand,
+} from '../helpers/slack-requests.ts';
+import { FakeSlack } from './slack.ts';
+import { FakeSocketMode } from './socket-mode.ts';
+
+const BOT_TOKEN = 'xoxb-1-test';
+const quiet = { logLevel: LogLevel.ERROR };
+
+describe('FakeSlack with @slack/web-api', () => {
+  let slack: FakeSlack;
+  let client: WebClient;
+  beforeEach(async () => {
+    slack = await FakeSlack.start();
+    client = new WebClient(BOT_TOKEN, {
+      slackApiUrl: slack.url,
+      retryConfig: { retries: 0 },
+      ...quiet,
+    });
+  });
+  afterEach(() => slack.close());
+
+  it('posts with blocks + metadata, updates, reads the thread back and reacts', async () => {
+    const root = slack.addUserMessage({ channel: 'C1', user: 'U1', text: '<@UBOT> fix the docs' });
+    const blocks = [{ type: 'section', text: { type: 'mrkdwn', text: '*Working on it*' } }];
+    const metadata = { event_type: 'agent_job', event_payload: { job_id: 'job_1' } };
+    const posted = await client.chat.postMessage({
+      channel: 'C1',
+      thread_ts: root.ts,
+      text: 'Working on it',
+      blocks,
+      metadata,
+    });
+    expect(posted.ok).toBe(true);
+    expect(posted.ts).toMatch(/^\d{10}\.\d{6}$/);
+    expect(Number(posted.ts)).toBeGreaterThan(Number(root.ts));
+    // Form-encoded JSON fields are decoded in the recording.
+    const call = await slack.waitFor((c) => c.method === 'chat.postMessage');
+    expect(call.args).toMatchObject({ channel: 'C1', blocks, metadata, thread_ts: root.ts });
+    expect(call.response).toEqual(JSON.parse(JSON.stringify(call.response)));
+
+    const updated = await client.chat.update({ channel: 'C1', ts: posted.ts!, text: 'Done' });
+    expect(updated).toMatchObject({ ok: true, channel: 'C1', ts: posted.ts, text: 'Done' });
+
+    const withMeta = await client.conversations.replies({
+      channel: 'C1',
+      ts: root.ts,
+      include_all_metadata: true,
+    });
+    expect(withMeta.messages?.map((m) => m.text)).toEqual(['<@UBOT> fix the docs', 'Done']);
+    expect(withMeta.messages?.[0]).toMatchObject({ reply_count: 1, thread_ts: root.ts });
+    expect(withMeta.messages?.[1]).toMatchObject({
+      metadata,
+      bot_id: 'BBOT',
+      parent_user_id: 'U1',
+    });
+    // Blocks survive the update (only text was sent) and gained a block_id, as in Slack.
+    expect(withMeta.messages?.[1]?.blocks?.[0]).toMatchObject({
+      ...blocks[0],
+      block_id: expect.any(String),
+    });
+    const noMeta = await client.conversations.replies({ channel: 'C1', ts: posted.ts! });
+    expect(noMeta.messages).toHaveLength(2); // a reply's ts resolves to the whole thread
+    expect(noMeta.messages?.[1]?.metadata).toBeUndefined();
+
+    await client.reactions.add({ channel: 'C1', timestamp: root.ts, name: 'eyes' });
+    await expect(
+      client.reactions.add({ channel: 'C1', timestamp: root.ts, name: 'eyes' }),
+    ).rejects.toMatchObject({
+      code: 'slack_webapi_platform_error',
+      data: { error: 'already_reacted' },
+    });
+    await expect(
+      client.reactions.add({ channel: 'C1', timestamp: '1.000001', name: 'eyes' }),
+    ).rejects.toMatchObject({ data: { error: 'message_not_found' } });
+    const reply = slack.addUserMessage({
+      channel: 'C1',
+      user: 'U2',
+      text: 'thanks',
+      thread_ts: root.ts,
+    });
+    await client.reactions.add({ channel: 'C1', timestamp: reply.ts, name: 'white_check_mark' });
+    expect(slack.thread('C1', root.ts).at(-1)?.reactions).toEqual([
+      { name: 'white_check_mark', users: ['UBOT'] },
+    ]);
+  });
+
+  it('refuses like Slack: not_in_channel, no_text, bad tokens, invalid blocks, unknown methods', async () => {
+    slack.removeBot('C2');
+    const err = await client.chat
+      .postMessage({ channel: 'C2', text: 'hi' })
+      .catch((e: unknown) => e);
+    expect(err).toMatchObject({
+      code: 'slack_webapi_platform_error',
+      data: { ok: false, error: 'not_in_channel' },
+    });
+    expect(slack.callsTo('chat.postMessage')[0]?.response).toEqual({
+      ok: false,
+      error: 'not_in_channel',
+    });
+
+    await expect(client.chat.postMessage({ channel: 'C1', text: '' })).rejects.toMatchObject({
+      data: { error: 'no_text' },
+    });
+    const tooLong = [{ type: 'section', text: { type: 'mrkdwn', text: 'x'.repeat(3001) } }];
+    await expect(
+      client.chat.postMessage({ channel: 'C1', text: 'x', blocks: tooLong }),
+    ).rejects.toMatchObject({
+      data: { error: 'invalid_blocks' },
+    });
+    await expect(
+      client.chat.update({ channel: 'C1', ts: '1.000001', text: 'x' }),
+    ).rejects.toMatchObject({
+      data: { error: 'message_not_found' },
+    });
+    const appClient = new WebClient('xapp-1-x', { slackApiUrl: slack.url, ...quiet });
+    await expect(appClient.chat.postMessage({ channel: 'C1', text: 'x' })).rejects.toMatchObject({
+      data: { error: 'not_allowed_token_type' },
+    });
+    await expect(client.apps.connections.open()).rejects.toMatchObject({
+      data: { error: 'not_allowed_token_type' },
+    });
+    const badClient = new WebClient('nope', { slackApiUrl: slack.url, ...quiet });
+    await expect(badClient.auth.test()).rejects.toMatchObject({ data: { error: 'invalid_auth' } });
+    await expect(client.apiCall('chat.frobnicate')).rejects.toMatchObject({
+      data: { error: 'unknown_method' },
+    });
+    expect(await client.auth.test()).toMatchObject({
+      ok: true,
+      team_id: 'T0001',
+      user_id: 'UBOT',
+      bot_id: 'BBOT',
+    });
+    // An ephemeral is not channel history.
+    await client.chat.postEphemeral({ channel: 'C1', user: 'U1', text: 'only you' });
+    expect(slack.ephemerals).toHaveLength(1);
+    expect(slack.history('C1')).toHaveLength(0);
+  });
+
+  it('answers 429 with Retry-After and the client waits and retries', async () => {
+    const retrying = new WebClient(BOT_TOKEN, {
+      slackApiUrl: slack.url,
+      retryConfig: { retries: 1, minTimeout: 0, maxTimeout: 0 },
+      ...quiet,
+    });
+    slack.failNext('chat.postMessage', { status: 429, retryAfterSec: 1 });
+    const started = Date.now();
+    const res = await retrying.chat.postMessage({ channel: 'C1', text: 'hello' });
+    expect(res.ok).toBe(true);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(1000);
+    const [limited, ok] = slack.callsTo('chat.postMessage');
+    expect(limited).toMatchObject({ status: 429, response: { ok: false, error: 'ratelimited' } });
+    expect(ok?.status).toBe(200);
+    expect(ok!.seq).toBeGreaterThan(limited!.seq);
+
+    slack.failNext('chat.update', { error: 'internal_error' });
+    await expect(
+      retrying.chat.update({ channel: 'C1', ts: res.ts!, text: 'x' }),
+    ).rejects.toMatchObject({
+      data: { error: 'internal_error' },
+    });
+    slack.failNext('auth.test', { status: 503 });
+    await expect(client.auth.test()).rejects.toMatchObject({
+      code: 'slack_webapi_http_error',
+      statusCode: 503,
+    });
+  });
+
+  it('takes a filesUploadV2 upload into files and shares it in the thread', async () => {
+    const root = slack.addUserMessage({ channel: 'C1', user: 'U1', text: 'report please' });
+    const bytes = Buffer.from('# Report\n\nAll good.\n');
+    const res = await client.filesUploadV2({
+      channel_id: 'C1',
+      thread_ts: root.ts,
+      file: bytes,
+      filename: 'report.md',
+      title: 'Weekly report',
+      initial_comment: 'Here you go',
+    });
+    expect(res.ok).toBe(true);
+    const [stored] = [...slack.files.values()];
+    expect(stored?.bytes.equals(bytes)).toBe(true);
+    expect(stored).toMatchObject({ name: 'report.md', title: 'Weekly report' });
+    expect(slack.callsTo('upload_url')[0]).toMatchObject({
+      status: 200,
+      args: { bytes: bytes.length },
+    });
+    const share = slack.thread('C1', root.ts).at(-1);
+    expect(share).toMatchObject({ text: 'Here you go', user: 'UBOT', files: [{ id: stored?.id }] });
+  });
+
+  it('records response_url posts, and waitFor explains what it did see', async () => {
+    const url = slack.responseUrl('abc');
+    const post = (body: unknown) =>
+      fetch(url, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      });
+    const waiting = slack.waitForResponse((r) => r.id === 'abc');
+    expect((await post({ text: 'Started', response_type: 'ephemeral' })).status).toBe(200);
+    expect((await waiting).body).toEqual({ text: 'Started', response_type: 'ephemeral' });
+    expect((await post({})).status).toBe(400); // no_text
+    const unknown = await fetch(url.replace('abc', 'zzz'), {
+      method: 'POST',
+      body: '{"text":"x"}',
+    });
+    expect(unknown.status).toBe(404);
+
+    await client.auth.test();
+    await expect(slack.waitFor((c) => c.method === 'chat.postMessage', 50)).rejects.toThrow(
+      /auth\.test/,
+    );
+  });
+});
+
+describe('FakeSlack raw wire', () => {
+  it('takes JSON posts, wants a token, and dumps the viewer format', async () => {
+    const slack = await FakeSlack.start();
+    const post = (token: string | undefined, body: unknown) =>
+      fetch(`${slack.url}chat.postMessage`, {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json; charset=utf-8',
+          ...(token ? { authorization: `Bearer ${token}` } : {}),
+        },
+        body: JSON.stringify(body),
+      }).then((r) => r.json());
+    expect(await post(undefined, { channel: 'C1', text: 'x' })).toEqual({
+      ok: false,
+      error: 'not_authed',
+    });
+    const waiting = slack.waitForCalls('chat.postMessage', 2);
+    expect(await post(BOT_TOKEN, { channel: 'C1', text: 'x' })).toMatchObject({
+      ok: true,
+      channel: 'C1',
+    });
+    expect((await waiting).map((c) => c.seq)).toEqual([1, 2]);
+    slack.addUserMessage({ channel: 'C1', user: 'U1', text: 'hi' });
+    const file = join(tmpdir(), `fake-slack-${process.pid}.json`);
+    await slack.dump(file);
+    const dumped = JSON.parse(await readFile(file, 'utf8'));
+    expect(dumped.calls[1]).toMatchObject({
+      method: 'chat.postMessage',
+      args: { channel: 'C1' },
+      seq: 2,
+    });
+    expect(dumped.messages).toMatchObject([{ user: 'U1', text: 'hi' }]);
+    expect(dumped).toMatchObject({ responses: [], files: [] });
+    await rm(file);
+    await slack.close();
+  });
+});
+
+describe('signed requests (Bolt HTTP receiver side)', () => {
+  it("signs as Bolt's verifier expects and sends Slack's headers", async () => {
+    const body = formEncode(
+      slashCommand({ text: 'fix typo', response_url: 'http://127.0.0.1:1/r' }),
+    );
+    const valid = (h: Record<string, string | undefined>) =>
+      isValidSlackRequest({
+        signingSecret: 'shh',
+        body,
+        headers: {
+          'x-slack-signature': h['x-slack-signature'] ?? '',
+          'x-slack-request-timestamp': Number(h['x-slack-request-timestamp']),
+        },
+      });
+    expect(valid(signSlackRequest('shh', body))).toBe(true);
+    expect(valid(signSlackRequest('other', body))).toBe(false);
+
+    const seen: Record<string, string | undefined>[] = [];
+    const server = createServer((req, res) => {
+      seen.push(req.headers as Record<string, string | undefined>);
+      res.writeHead(200, { 'content-type': 'application/json' }).end('{"ok":true}');
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/slack/events`;
+    const res = await postSigned(url, 'shh', { body, retryNum: 1, retryReason: 'http_timeout' });
+    await postSigned(url, 'shh', { body, badSignature: true });
+    server.close();
+    expect(res).toEqual({ status: 200, text: '{"ok":true}', json: { ok: true } });
+    expect(seen[0]).toMatchObject({
+      'content-type': 'application/x-www-form-urlencoded',
+      'x-slack-retry-num': '1',
+      'x-slack-retry-reason': 'http_timeout',
+    });
+    expect(valid(seen[0] ?? {})).toBe(true);
+    expect(valid(seen[1] ?? {})).toBe(false);
+    const event = messageEvent({
+      channel: 'C1',
+      text: 'hi',
+      ts: '1.000100',
+      thread_ts: '1.000001',
+    });
+    expect(event).toMatchObject({
+      type: 'event_callback',
+      team_id: 'T0001',
+      authorizations: [{ user_id: 'UBOT', is_bot: true }],
+      event: {
+        type: 'message',
+        channel: 'C1',
+        ts: '1.000100',
+        event_ts: '1.000100',
+        parent_user_id: 'U0001',
+      },
+    });
+  });
+});
+
+describe('FakeSocketMode with @slack/socket-mode', () => {
+  let socket: FakeSocketMode;
+  let slack: FakeSlack;
+  let client: SocketModeClient | undefined;
+  beforeEach(async () => {
+    socket = await FakeSocketMode.start();
+    slack = await FakeSlack.start({ socketMode: socket });
+  });
+  afterEach(async () => {
+    await client?.disconnect();
+    await slack.close();
+    await socket.close();
+  });
+
+  it('connects through apps.connections.open, delivers an envelope, gets the ack, reconnects', async () => {
+    client = new SocketModeClient({
+      appToken: 'xapp-1-test',
+      clientOptions: { slackApiUrl: slack.url },
+      clientPingTimeout: 300, // also the reconnect delay: keep the test fast
+      ...quiet,
+    });
+    const seen: unknown[] = [];
+    client.on('slash_commands', async ({ ack, body }) => {
+      seen.push(body);
+      await ack({ text: 'On it' });
+    });
+    await client.start();
+    expect(slack.callsTo('apps.connections.open')).toHaveLength(1);
+
+    const payload = { command: '/agent', text: 'fix typo', channel_id: 'C1', user_id: 'U1' };
+    const ack = await socket.send('slash_commands', payload);
+    expect(ack).toEqual({ envelope_id: socket.sent[0]?.envelope_id, payload: { text: 'On it' } });
+    expect(seen).toEqual([payload]);
+    expect(socket.sent[0]).toMatchObject({
+      type: 'slash_commands',
+      accepts_response_payload: true,
+    });
+    expect(socket.acks[0]?.latencyMs).toBeLessThan(3000);
+
+    socket.disconnect('refresh_requested');
+    await socket.waitForConnection(3000);
+    expect(socket.connections).toBe(2);
+    expect(slack.callsTo('apps.connections.open')).toHaveLength(2); // fresh ticket, not a reused URL
+    const again = await socket.send('slash_commands', { ...payload, text: 'again' });
+    expect(again.envelope_id).toBe(socket.sent[1]?.envelope_id);
+  });
+
+  it('refuses a reused connection URL, as Slack tickets are single-use', async () => {
+    const url = socket.connectionUrl();
+    const first = new WebSocket(url);
+    await new Promise((resolve) => first.addEventListener('message', resolve, { once: true }));
+    const second = new WebSocket(url);
+    const outcome = await new Promise((resolve) => {
+      second.addEventListener('open', () => resolve('open'));
+      second.addEventListener('error', () => resolve('refused'));
+    });
+    expect(outcome).toBe('refused');
+    first.close();
+  });
+});

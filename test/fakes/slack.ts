@@ -1,0 +1,780 @@
+/**
+ * A fake Slack Web API on 127.0.0.1 for integration tests. It speaks the wire format that
+ * @slack/web-api sends (form-encoded or JSON POSTs, Bearer tokens, JSON-encoded fields) and keeps
+ * per-channel state, so the bot under test meets Slack's real refusals (not_in_channel,
+ * message_not_found, already_reacted, invalid_blocks, 429 Retry-After…) instead of a yes-machine.
+ */
+import { randomBytes } from 'node:crypto';
+import { mkdir, writeFile } from 'node:fs/promises';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { dirname } from 'node:path';
+import type { FakeSocketMode } from './socket-mode.ts';
+
+export const SLACK_IDS = {
+  team: 'T0001',
+  teamName: 'Acme',
+  botUser: 'UBOT',
+  botUserName: 'docsbot',
+  botId: 'BBOT',
+  appId: 'A0001',
+} as const;
+const { team: TEAM, botUser: BOT, botId: BOT_ID, appId: APP_ID } = SLACK_IDS;
+
+export type Json = Record<string, unknown>;
+export interface RecordedCall {
+  method: string;
+  args: Json;
+  /** Exactly what was answered: the JSON object, or the raw text for non-JSON answers. */
+  response: unknown;
+  status: number;
+  at: number;
+  seq: number;
+}
+export interface RecordedResponse {
+  id: string;
+  body: unknown;
+  status: number;
+  at: number;
+  seq: number;
+}
+export type Fault =
+  | { error: string }
+  | { status: 429; retryAfterSec: number }
+  | { status: 500 | 503 };
+export interface Reaction {
+  name: string;
+  users: string[];
+}
+export interface StoredMessage {
+  type: 'message';
+  channel: string;
+  ts: string;
+  user: string;
+  text: string;
+  thread_ts?: string;
+  blocks?: unknown[];
+  attachments?: unknown;
+  metadata?: { event_type: string; event_payload: Json };
+  bot_id?: string;
+  app_id?: string;
+  files?: Json[];
+  edited?: { user: string; ts: string };
+  reactions: Reaction[];
+}
+export interface Ephemeral {
+  channel: string;
+  user: string;
+  text?: string;
+  blocks?: unknown;
+  thread_ts?: string;
+  message_ts: string;
+}
+export interface StoredFile {
+  id: string;
+  name: string;
+  title: string;
+  mimetype: string;
+  filetype: string;
+  bytes: Buffer;
+  created: number;
+}
+
+type Answer = { status: number; body: unknown; headers?: Record<string, string> };
+
+const isObj = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
+const str = (v: unknown): string | undefined =>
+  typeof v === 'string' && v !== '' ? v : typeof v === 'number' ? String(v) : undefined;
+const truthy = (v: unknown): boolean => v === true || v === 'true' || v === '1' || v === 1;
+const fail = (error: string, extra: Json = {}): Json => ({ ok: false, error, ...extra });
+// Form posts carry these as JSON strings (WebClient JSON.stringify-s every non-scalar argument).
+const JSON_FIELDS = ['blocks', 'attachments', 'metadata', 'files', 'unfurls', 'view', 'chunks'];
+// Slack's documented Block Kit limits for the block types a bot is likely to send.
+const TEXT_LIMITS: Record<string, number> = { section: 3000, header: 150, markdown: 12000 };
+const BLOCK_TYPES = new Set([
+  ...['actions', 'context', 'divider', 'file', 'header', 'image', 'input', 'markdown'],
+  ...['rich_text', 'section', 'table', 'video'],
+]);
+const MIME: Record<string, [string, string]> = {
+  txt: ['text/plain', 'text'],
+  md: ['text/plain', 'markdown'],
+  json: ['application/json', 'json'],
+  csv: ['text/csv', 'csv'],
+  diff: ['text/plain', 'diff'],
+  patch: ['text/plain', 'diff'],
+  png: ['image/png', 'png'],
+  jpg: ['image/jpeg', 'jpg'],
+  pdf: ['application/pdf', 'pdf'],
+};
+
+export class FakeSlack {
+  readonly calls: RecordedCall[] = [];
+  readonly responses: RecordedResponse[] = [];
+  readonly files = new Map<string, StoredFile>();
+  readonly ephemerals: Ephemeral[] = [];
+  /** Replies whose thread_ts names no message: Slack answers ok but nobody ever sees them. */
+  readonly orphans: StoredMessage[] = [];
+  private readonly humanMessages: StoredMessage[] = [];
+  private readonly channels = new Map<string, StoredMessage[]>();
+  private readonly outside = new Set<string>();
+  private readonly pendingUploads = new Map<string, { name: string; length: number }>();
+  private readonly responseUses = new Map<string, number>();
+  private readonly faults: { method: string; fault: Fault; remaining: number }[] = [];
+  private readonly waiters = new Set<() => boolean>();
+  private readonly handlers: Map<string, (a: Json) => Json>;
+  private readonly server: Server;
+  private readonly socketMode: FakeSocketMode | undefined;
+  private base = '';
+  private seq = 0;
+  private lastTsMicros = 0;
+  private fileSeq = 0;
+
+  private constructor(socketMode: FakeSocketMode | undefined) {
+    this.socketMode = socketMode;
+    this.handlers = this.buildHandlers();
+    this.server = createServer((req, res) => {
+      this.route(req, res).catch((err: unknown) => {
+        res.writeHead(500, { 'content-type': 'text/plain' }).end(String(err));
+      });
+    });
+  }
+
+  static async start(opts: { socketMode?: FakeSocketMode } = {}): Promise<FakeSlack> {
+    const fake = new FakeSlack(opts.socketMode);
+    await new Promise<void>((resolve) => fake.server.listen(0, '127.0.0.1', resolve));
+    fake.base = `http://127.0.0.1:${(fake.server.address() as AddressInfo).port}/`;
+    return fake;
+  }
+
+  /** Web API base for SLACK_API_URL; WebClient appends the method name. */
+  get url(): string {
+    return `${this.base}api/`;
+  }
+
+  async close(): Promise<void> {
+    this.server.closeAllConnections();
+    await new Promise<void>((resolve) => this.server.close(() => resolve()));
+  }
+
+  // ---- test controls -------------------------------------------------------------------------
+
+  callsTo(method: string): RecordedCall[] {
+    return this.calls.filter((c) => c.method === method);
+  }
+
+  waitFor(predicate: (c: RecordedCall) => boolean, timeoutMs = 5000): Promise<RecordedCall> {
+    return this.waitUntil(
+      () => this.calls.find(predicate),
+      timeoutMs,
+      () => `no matching Slack call within ${timeoutMs}ms; calls so far: ${this.callSummary()}`,
+    );
+  }
+
+  waitForCalls(method: string, count: number, timeoutMs = 5000): Promise<RecordedCall[]> {
+    return this.waitUntil(
+      () => (this.callsTo(method).length >= count ? this.callsTo(method) : undefined),
+      timeoutMs,
+      () =>
+        `expected ${count} ${method} call(s) within ${timeoutMs}ms, got ${this.callsTo(method).length}; calls so far: ${this.callSummary()}`,
+    );
+  }
+
+  waitForResponse(
+    predicate: (r: RecordedResponse) => boolean = () => true,
+    timeoutMs = 5000,
+  ): Promise<RecordedResponse> {
+    return this.waitUntil(
+      () => this.responses.find(predicate),
+      timeoutMs,
+      () => `no matching response_url POST within ${timeoutMs}ms; got ${this.responses.length}`,
+    );
+  }
+
+  failNext(method: string, fault: Fault, times = 1): void {
+    this.faults.push({ method, fault, remaining: times });
+  }
+
+  /** Kick the bot out of a channel: posts there now fail with not_in_channel, as in Slack. */
+  removeBot(channel: string): void {
+    this.outside.add(channel);
+  }
+
+  addBot(channel: string): void {
+    this.outside.delete(channel);
+  }
+
+  /** A response_url as Slack hands out with slash commands; only issued ids accept POSTs. */
+  responseUrl(id: string = randomBytes(6).toString('hex')): string {
+    this.responseUses.set(id, this.responseUses.get(id) ?? 0);
+    return `${this.base}response/${id}`;
+  }
+
+  addUserMessage(m: { channel: string; user: string; text: string; thread_ts?: string }): {
+    ts: string;
+  } {
+    if (m.thread_ts && !this.find(m.channel, m.thread_ts)) {
+      throw new Error(`addUserMessage: no message ${m.thread_ts} in ${m.channel} to reply to`);
+    }
+    const msg = this.insert(m.channel, m.thread_ts, { user: m.user, text: m.text });
+    this.humanMessages.push(msg);
+    return { ts: msg.ts };
+  }
+
+  /** Channel history in posting order, thread replies included. */
+  history(channel: string): StoredMessage[] {
+    const list = this.channels.get(channel) ?? [];
+    this.channels.set(channel, list);
+    return list;
+  }
+
+  /** A thread (root first) as conversations.replies would list it, or [] when unknown. */
+  thread(channel: string, ts: string): StoredMessage[] {
+    const m = this.find(channel, ts);
+    if (!m) return [];
+    const root = m.thread_ts ?? m.ts;
+    return this.history(channel).filter((x) => x.ts === root || x.thread_ts === root);
+  }
+
+  async dump(file: string): Promise<void> {
+    const files = [...this.files.values()].map((f) => ({
+      id: f.id,
+      name: f.name,
+      mimetype: f.mimetype,
+      base64: f.bytes.toString('base64'),
+    }));
+    const { calls, responses, humanMessages: messages } = this;
+    await mkdir(dirname(file), { recursive: true });
+    await writeFile(file, JSON.stringify({ calls, responses, files, messages }, null, 2));
+  }
+
+  // ---- HTTP ----------------------------------------------------------------------------------
+
+  private async route(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const url = new URL(req.url ?? '/', this.base);
+    const chunks: Buffer[] = [];
+    for await (const chunk of req) chunks.push(chunk as Buffer);
+    const body = Buffer.concat(chunks);
+    const [, kind, ...rest] = url.pathname.split('/');
+    const id = decodeURIComponent(rest.at(-1) ?? '');
+    if (kind === 'api') return this.apiCall(id, req, body, url.searchParams, res);
+    if (kind === 'upload' && req.method === 'POST') return this.uploadBytes(id, req, body, res);
+    if (kind === 'response' && req.method === 'POST') return this.responsePost(id, body, res);
+    send(res, { status: 404, body: 'not found' });
+  }
+
+  private apiCall(
+    method: string,
+    req: IncomingMessage,
+    body: Buffer,
+    query: URLSearchParams,
+    res: ServerResponse,
+  ): void {
+    let args: Json;
+    try {
+      args = parseArgs(req.headers['content-type'] ?? '', body, query);
+    } catch {
+      this.answer(res, method, {}, { status: 200, body: fail('invalid_json') });
+      return;
+    }
+    const bearer = /^Bearer (.+)$/.exec(req.headers.authorization ?? '')?.[1];
+    const token = bearer ?? str(args.token);
+    delete args.token; // never keep secrets in recordings/dumps
+    const handler = this.handlers.get(method);
+    const answer = this.takeFault(method) ?? {
+      status: 200,
+      body: handler ? (authError(method, token) ?? handler(args)) : fail('unknown_method'),
+    };
+    this.answer(res, method, args, answer);
+  }
+
+  private uploadBytes(id: string, req: IncomingMessage, body: Buffer, res: ServerResponse): void {
+    const pending = this.pendingUploads.get(id);
+    const type = req.headers['content-type'] ?? '';
+    // WebClient posts a multipart form with one file part; curl-style clients post raw bytes.
+    const parts = type.startsWith('multipart/form-data') ? multipart(body, type) : [];
+    const bytes = (parts.find((p) => p.filename !== undefined) ?? parts[0])?.data ?? body;
+    const answer = this.takeFault('upload_url') ?? {
+      status: pending ? 200 : 404,
+      body: pending ? `OK - ${bytes.length}` : 'invalid upload url',
+    };
+    if (pending && answer.status === 200) {
+      const [mimetype, filetype] = MIME[pending.name.split('.').pop() ?? ''] ?? [
+        'application/octet-stream',
+        'binary',
+      ];
+      const created = Math.floor(Date.now() / 1000);
+      const { name } = pending;
+      this.files.set(id, { id, name, title: name, mimetype, filetype, bytes, created });
+    }
+    this.answer(res, 'upload_url', { file_id: id, bytes: bytes.length }, answer);
+  }
+
+  private responsePost(id: string, body: Buffer, res: ServerResponse): void {
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(body.toString());
+    } catch {
+      parsed = body.toString();
+    }
+    const uses = this.responseUses.get(id);
+    // Slack: a response_url takes at most 5 posts, JSON with something to show.
+    const answer: Answer =
+      this.takeFault('response_url') ??
+      (uses === undefined
+        ? { status: 404, body: 'expired_url' }
+        : uses >= 5
+          ? { status: 404, body: 'used_url' }
+          : !isObj(parsed)
+            ? { status: 400, body: 'invalid_payload' }
+            : !str(parsed.text) && !parsed.blocks && !parsed.delete_original
+              ? { status: 400, body: 'no_text' }
+              : { status: 200, body: 'ok' });
+    if (uses !== undefined && answer.status === 200) this.responseUses.set(id, uses + 1);
+    this.responses.push({ id, body: parsed, status: answer.status, ...this.stamp() });
+    send(res, answer);
+    this.notify();
+  }
+
+  private answer(res: ServerResponse, method: string, args: Json, a: Answer): void {
+    this.calls.push({ method, args, response: a.body, status: a.status, ...this.stamp() });
+    send(res, a);
+    this.notify();
+  }
+
+  /** One clock and one sequence for calls and response_url posts, so their order is known. */
+  private stamp(): { at: number; seq: number } {
+    return { at: Date.now(), seq: ++this.seq };
+  }
+
+  private takeFault(method: string): Answer | undefined {
+    const i = this.faults.findIndex((f) => f.method === method);
+    const entry = this.faults[i];
+    if (!entry) return undefined;
+    if (--entry.remaining <= 0) this.faults.splice(i, 1);
+    const f = entry.fault;
+    if ('error' in f) return { status: 200, body: fail(f.error) };
+    if (f.status === 429) {
+      const headers = { 'retry-after': String(f.retryAfterSec) };
+      return { status: 429, body: fail('ratelimited'), headers };
+    }
+    return {
+      status: f.status,
+      body: f.status === 503 ? 'Service Unavailable' : 'Internal Server Error',
+    };
+  }
+
+  // ---- state ---------------------------------------------------------------------------------
+
+  private nextTs(): string {
+    // Real time, strictly increasing: ts is both id and clock in Slack.
+    const us = Math.max(Date.now() * 1000, this.lastTsMicros + 100);
+    this.lastTsMicros = us;
+    return `${Math.floor(us / 1e6)}.${String(us % 1e6).padStart(6, '0')}`;
+  }
+
+  private find(channel: string, ts: string): StoredMessage | undefined {
+    return this.channels.get(channel)?.find((m) => m.ts === ts);
+  }
+
+  private insert(
+    channel: string,
+    threadTs: string | undefined,
+    fields: Partial<StoredMessage> & { user: string; text: string },
+  ): StoredMessage {
+    const parent = threadTs ? this.find(channel, threadTs) : undefined;
+    const msg: StoredMessage = {
+      type: 'message',
+      channel,
+      ts: this.nextTs(),
+      reactions: [],
+      ...fields,
+    };
+    // A reply to a reply lands in the parent's thread.
+    if (threadTs) msg.thread_ts = parent ? (parent.thread_ts ?? parent.ts) : threadTs;
+    (threadTs && !parent ? this.orphans : this.history(channel)).push(msg);
+    return msg;
+  }
+
+  private render(m: StoredMessage, withMetadata: boolean): Json {
+    const { channel, metadata, reactions, ...rest } = m;
+    const out: Json = { ...rest, team: TEAM };
+    if (reactions.length > 0)
+      out.reactions = reactions.map((r) => ({ ...r, count: r.users.length }));
+    if (withMetadata && metadata) out.metadata = metadata;
+    if (m.thread_ts) out.parent_user_id = this.find(channel, m.thread_ts)?.user;
+    const replies = m.thread_ts ? [] : this.history(channel).filter((x) => x.thread_ts === m.ts);
+    const last = replies.at(-1);
+    if (last) {
+      const users = [...new Set(replies.map((r) => r.user))];
+      Object.assign(out, {
+        thread_ts: m.ts,
+        reply_count: replies.length,
+        reply_users: users,
+        reply_users_count: users.length,
+        latest_reply: last.ts,
+      });
+    }
+    return out;
+  }
+
+  private botMessage(channel: string, a: Json, extra: Partial<StoredMessage> = {}): StoredMessage {
+    return this.insert(channel, str(a.thread_ts), {
+      user: BOT,
+      bot_id: BOT_ID,
+      app_id: APP_ID,
+      text: str(a.text) ?? '',
+      ...(Array.isArray(a.blocks) ? { blocks: withBlockIds(a.blocks) } : {}),
+      ...(a.attachments !== undefined ? { attachments: a.attachments } : {}),
+      ...(isObj(a.metadata) ? { metadata: a.metadata as StoredMessage['metadata'] } : {}),
+      ...extra,
+    });
+  }
+
+  private page(items: StoredMessage[], a: Json, defaultLimit: number): Json {
+    const limit = Math.min(Number(a.limit) || defaultLimit, 1000);
+    const cursor = str(a.cursor);
+    const start = cursor
+      ? Number(Buffer.from(cursor, 'base64').toString().replace('offset:', ''))
+      : 0;
+    if (!Number.isInteger(start) || start < 0) return fail('invalid_cursor');
+    const more = start + limit < items.length;
+    const next = more ? Buffer.from(`offset:${start + limit}`).toString('base64') : '';
+    return {
+      ok: true,
+      messages: items
+        .slice(start, start + limit)
+        .map((m) => this.render(m, truthy(a.include_all_metadata))),
+      has_more: more,
+      response_metadata: { next_cursor: next },
+    };
+  }
+
+  /** Errors Slack checks before touching a channel, in its order: channel, membership. */
+  private channelError(channel: string | undefined): Json | undefined {
+    if (!channel) return fail('channel_not_found');
+    if (this.outside.has(channel)) return fail('not_in_channel');
+    return undefined;
+  }
+
+  // ---- Web API methods ------------------------------------------------------------------------
+
+  private buildHandlers(): Map<string, (a: Json) => Json> {
+    return new Map<string, (a: Json) => Json>([
+      ['auth.test', () => this.authTest()],
+      ['apps.connections.open', () => this.connectionsOpen()],
+      ['chat.postMessage', (a) => this.postMessage(a)],
+      ['chat.postEphemeral', (a) => this.postEphemeral(a)],
+      ['chat.update', (a) => this.update(a)],
+      ['reactions.add', (a) => this.reactionsAdd(a)],
+      ['conversations.replies', (a) => this.replies(a)],
+      ['files.getUploadURLExternal', (a) => this.uploadUrl(a)],
+      ['files.completeUploadExternal', (a) => this.completeUpload(a)],
+      // Retired by Slack in 2025 in favour of the upload v2 flow above.
+      ['files.upload', () => fail('method_deprecated')],
+    ]);
+  }
+
+  private authTest(): Json {
+    const { teamName: team, botUserName: user } = SLACK_IDS;
+    const url = 'https://acme.slack.com/';
+    return { ok: true, url, team, user, team_id: TEAM, user_id: BOT, bot_id: BOT_ID };
+  }
+
+  private connectionsOpen(): Json {
+    if (!this.socketMode) return fail('fake_slack_has_no_socket_mode');
+    return { ok: true, url: this.socketMode.connectionUrl() };
+  }
+
+  private postMessage(a: Json): Json {
+    const channel = str(a.channel);
+    const err = this.channelError(channel) ?? contentError(a) ?? threadTsError(a.thread_ts);
+    if (err || !channel) return err ?? fail('channel_not_found');
+    const msg = this.botMessage(channel, a);
+    return { ok: true, channel, ts: msg.ts, message: this.render(msg, true) };
+  }
+
+  private postEphemeral(a: Json): Json {
+    const channel = str(a.channel);
+    const user = str(a.user);
+    const err = this.channelError(channel) ?? contentError(a) ?? threadTsError(a.thread_ts);
+    if (err || !channel) return err ?? fail('channel_not_found');
+    if (!user) return fail('user_not_in_channel');
+    const message_ts = this.nextTs();
+    const { text, blocks, thread_ts } = a as {
+      text?: string;
+      blocks?: unknown;
+      thread_ts?: string;
+    };
+    this.ephemerals.push({ channel, user, text, blocks, thread_ts, message_ts });
+    return { ok: true, message_ts };
+  }
+
+  private update(a: Json): Json {
+    const channel = str(a.channel) ?? '';
+    const ts = str(a.ts) ?? '';
+    const m = this.find(channel, ts);
+    if (!m) return fail('message_not_found');
+    if (m.user !== BOT) return fail('cant_update_message');
+    const err = contentError(a);
+    if (err) return err;
+    // Omitted fields keep their old value; [] clears blocks.
+    if (a.text !== undefined) m.text = String(a.text);
+    if (Array.isArray(a.blocks)) m.blocks = withBlockIds(a.blocks);
+    if (a.attachments !== undefined) m.attachments = a.attachments;
+    if (isObj(a.metadata)) m.metadata = a.metadata as StoredMessage['metadata'];
+    m.edited = { user: BOT, ts: this.nextTs() };
+    return { ok: true, channel, ts, text: m.text, message: this.render(m, true) };
+  }
+
+  private reactionsAdd(a: Json): Json {
+    const channel = str(a.channel);
+    const ts = str(a.timestamp);
+    const name = str(a.name);
+    if (!channel || !ts) return fail('no_item_specified');
+    // Names go without colons (`eyes`, not `:eyes:`); skin tones are `name::skin-tone-N`.
+    if (!name || !/^[a-z0-9_+'-]+(::skin-tone-[2-6])?$/.test(name)) return fail('invalid_name');
+    const m = this.find(channel, ts);
+    if (!m) return fail('message_not_found');
+    const r = m.reactions.find((x) => x.name === name);
+    if (r?.users.includes(BOT)) return fail('already_reacted');
+    if (r) r.users.push(BOT);
+    else m.reactions.push({ name, users: [BOT] });
+    return { ok: true };
+  }
+
+  private replies(a: Json): Json {
+    const channel = str(a.channel);
+    const err = this.channelError(channel); // bots cannot read channels they are not in
+    if (err || !channel) return err ?? fail('channel_not_found');
+    // `ts` may name the root or any reply; either way the whole thread comes back.
+    const thread = this.thread(channel, str(a.ts) ?? '');
+    return thread.length === 0 ? fail('thread_not_found') : this.page(thread, a, 1000);
+  }
+
+  private uploadUrl(a: Json): Json {
+    const filename = str(a.filename);
+    const length = Number(a.length);
+    if (!filename || !Number.isInteger(length) || length < 0) return fail('invalid_arguments');
+    const file_id = `F${String(++this.fileSeq).padStart(10, '0')}`;
+    this.pendingUploads.set(file_id, { name: filename, length });
+    return { ok: true, upload_url: `${this.base}upload/v1/${file_id}`, file_id };
+  }
+
+  private completeUpload(a: Json): Json {
+    if (!Array.isArray(a.files) || a.files.length === 0) return fail('invalid_arguments');
+    const channel = str(a.channel_id);
+    const err = (channel ? this.channelError(channel) : undefined) ?? threadTsError(a.thread_ts);
+    if (err) return err;
+    const done: StoredFile[] = [];
+    for (const f of a.files) {
+      const file = isObj(f) ? this.files.get(str(f.id) ?? '') : undefined;
+      if (!file) return fail('file_not_found'); // unknown id, or its bytes were never uploaded
+      if (isObj(f) && str(f.title)) file.title = String(f.title);
+      done.push(file);
+    }
+    const json = done.map((f) => this.fileJson(f));
+    // Slack shares asynchronously; posting the file message at once is the state tests await.
+    if (channel)
+      this.botMessage(
+        channel,
+        { text: a.initial_comment, thread_ts: a.thread_ts },
+        { files: json },
+      );
+    return { ok: true, files: json };
+  }
+
+  private fileJson(f: StoredFile): Json {
+    const { id, name, title, mimetype, filetype, created } = f;
+    const path = `${TEAM}-${id}/${encodeURIComponent(name)}`;
+    return {
+      ...{ id, created, timestamp: created, name, title, mimetype, filetype, size: f.bytes.length },
+      ...{ user: BOT, user_team: TEAM, mode: 'hosted', is_external: false, is_public: true },
+      url_private: `https://files.slack.com/files-pri/${path}`,
+      permalink: `https://acme.slack.com/files/${BOT}/${id}/${encodeURIComponent(name)}`,
+      // Sharing is asynchronous in Slack: right after completion these are still empty.
+      shares: {},
+      channels: [],
+    };
+  }
+
+  private callSummary(): string {
+    const describe = (c: RecordedCall) =>
+      isObj(c.response) && c.response.ok === false ? `${c.method}(${c.response.error})` : c.method;
+    return this.calls.map(describe).join(', ') || '(none)';
+  }
+
+  private notify(): void {
+    for (const check of [...this.waiters]) check();
+  }
+
+  private waitUntil<T>(
+    probe: () => T | undefined,
+    timeoutMs: number,
+    explain: () => string,
+  ): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      const check = (): boolean => {
+        const hit = probe();
+        if (hit === undefined) return false;
+        cleanup();
+        resolve(hit);
+        return true;
+      };
+      const timer = setTimeout(() => {
+        cleanup();
+        reject(new Error(explain()));
+      }, timeoutMs);
+      const cleanup = () => {
+        clearTimeout(timer);
+        this.waiters.delete(check);
+      };
+      if (!check()) this.waiters.add(check);
+    });
+  }
+}
+
+// ---- wire helpers --------------------------------------------------------------------------
+
+function send(res: ServerResponse, a: Answer): void {
+  const isText = typeof a.body === 'string';
+  res.writeHead(a.status, {
+    'content-type': isText ? 'text/plain; charset=utf-8' : 'application/json; charset=utf-8',
+    ...a.headers,
+  });
+  res.end(isText ? a.body : JSON.stringify(a.body));
+}
+
+function authError(method: string, token: string | undefined): Json | undefined {
+  if (!token) return fail('not_authed');
+  const isApp = token.startsWith('xapp-');
+  // App-level tokens open sockets and nothing else; bot tokens cannot open sockets.
+  if (method === 'apps.connections.open')
+    return isApp
+      ? undefined
+      : fail(token.startsWith('xoxb-') ? 'not_allowed_token_type' : 'invalid_auth');
+  if (isApp) return fail('not_allowed_token_type');
+  return token.startsWith('xoxb-') ? undefined : fail('invalid_auth');
+}
+
+function parseArgs(contentType: string, body: Buffer, query: URLSearchParams): Json {
+  const args: Json = Object.fromEntries(query);
+  if (contentType.startsWith('application/json')) {
+    Object.assign(args, body.length > 0 ? JSON.parse(body.toString()) : {});
+  } else if (contentType.startsWith('multipart/form-data')) {
+    for (const p of multipart(body, contentType)) {
+      args[p.name] =
+        p.filename !== undefined
+          ? `<file ${p.filename}, ${p.data.length} bytes>`
+          : p.data.toString();
+    }
+  } else {
+    Object.assign(args, Object.fromEntries(new URLSearchParams(body.toString())));
+  }
+  for (const key of JSON_FIELDS) {
+    const v = args[key];
+    if (typeof v !== 'string' || !/^\s*[[{]/.test(v)) continue;
+    try {
+      args[key] = JSON.parse(v);
+    } catch {
+      // Left as a string: Slack then reports e.g. invalid_blocks_format.
+    }
+  }
+  return args;
+}
+
+function multipart(
+  body: Buffer,
+  contentType: string,
+): { name: string; filename?: string; data: Buffer }[] {
+  const boundary = /boundary="?([^";]+)"?/.exec(contentType)?.[1];
+  if (!boundary) return [];
+  const delim = Buffer.from(`--${boundary}`);
+  const parts: { name: string; filename?: string; data: Buffer }[] = [];
+  for (let pos = body.indexOf(delim); pos !== -1; ) {
+    const start = pos + delim.length;
+    const next = body.indexOf(delim, start);
+    if (next === -1) break;
+    const part = body.subarray(start + 2, next - 2); // drop the CRLFs around each part
+    const headEnd = part.indexOf('\r\n\r\n');
+    const head = part.subarray(0, headEnd).toString();
+    parts.push({
+      name: /;\s*name="([^"]*)"/.exec(head)?.[1] ?? '',
+      filename: /;\s*filename="([^"]*)"/.exec(head)?.[1],
+      data: part.subarray(headEnd + 4),
+    });
+    pos = next;
+  }
+  return parts;
+}
+
+function threadTsError(threadTs: unknown): Json | undefined {
+  if (threadTs === undefined || threadTs === '') return undefined;
+  return /^\d+\.\d+$/.test(String(threadTs)) ? undefined : fail('invalid_thread_ts');
+}
+
+function contentError(a: Json): Json | undefined {
+  const blocksErr = a.blocks === undefined ? undefined : blocksError(a.blocks);
+  if (blocksErr) return blocksErr;
+  const hasBlocks = Array.isArray(a.blocks) && a.blocks.length > 0;
+  const hasAttachments = Array.isArray(a.attachments) && a.attachments.length > 0;
+  if (!str(a.text) && !hasBlocks && !hasAttachments) return fail('no_text');
+  if (typeof a.text === 'string' && a.text.length > 40_000) return fail('msg_too_long');
+  const md = a.metadata;
+  if (
+    md !== undefined &&
+    !(isObj(md) && typeof md.event_type === 'string' && isObj(md.event_payload))
+  ) {
+    return fail('invalid_metadata_format');
+  }
+  return undefined;
+}
+
+function blocksError(blocks: unknown): Json | undefined {
+  if (!Array.isArray(blocks)) return fail('invalid_blocks_format');
+  const bad = (i: number, why: string) =>
+    fail('invalid_blocks', {
+      errors: [`${why} [json-pointer:/blocks/${i}]`],
+      response_metadata: { messages: [`[ERROR] ${why} [json-pointer:/blocks/${i}]`] },
+    });
+  if (blocks.length > 50) return bad(50, 'no more than 50 items allowed');
+  const ids = new Set<string>();
+  for (const [i, b] of blocks.entries()) {
+    if (!isObj(b) || typeof b.type !== 'string' || !BLOCK_TYPES.has(b.type))
+      return bad(i, 'unsupported type');
+    const text = b.type === 'markdown' ? b.text : isObj(b.text) ? b.text.text : undefined;
+    const limit = TEXT_LIMITS[b.type];
+    if (
+      limit !== undefined &&
+      text !== undefined &&
+      (typeof text !== 'string' || text.length === 0)
+    ) {
+      return bad(i, 'must be more than 0 characters');
+    }
+    if (limit !== undefined && typeof text === 'string' && text.length > limit) {
+      return bad(i, `must be less than ${limit + 1} characters`);
+    }
+    if (b.type === 'section' && text === undefined && !Array.isArray(b.fields))
+      return bad(i, 'must provide text or fields');
+    if (b.type === 'header' && (!isObj(b.text) || b.text.type !== 'plain_text'))
+      return bad(i, 'header text must be plain_text');
+    if (Array.isArray(b.fields) && b.fields.length > 10)
+      return bad(i, 'no more than 10 fields allowed');
+    if (Array.isArray(b.elements) && b.elements.length > (b.type === 'actions' ? 25 : 10))
+      return bad(i, 'too many elements');
+    if (typeof b.block_id === 'string') {
+      if (b.block_id.length > 255 || ids.has(b.block_id))
+        return bad(i, 'invalid or duplicate block_id');
+      ids.add(b.block_id);
+    }
+  }
+  return undefined;
+}
+
+/** Slack gives every stored block a block_id, so blocks never read back byte-identical. */
+function withBlockIds(blocks: unknown[]): unknown[] {
+  return blocks.map((b) =>
+    isObj(b) && b.block_id === undefined
+      ? { ...b, block_id: randomBytes(3).toString('base64url') }
+      : b,
+  );
+}

@@ -1,0 +1,230 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Writable } from 'node:stream';
+import { type Bot, startBot } from '../../src/bot.ts';
+import { loadConfig } from '../../src/config.ts';
+import { openSqliteStore } from '../../src/store/sqlite.ts';
+import type { Store } from '../../src/store/types.ts';
+import { ApiEmulator } from '../fakes/api-emulator.ts';
+import { FakeSlack, type StoredMessage } from '../fakes/slack.ts';
+import { FakeSocketMode } from '../fakes/socket-mode.ts';
+import { freePort } from './net.ts';
+import {
+  eventCallback,
+  formEncode,
+  messageEvent,
+  postSigned,
+  slashCommand,
+} from './slack-requests.ts';
+
+export const SECRETS = {
+  botToken: 'xoxb-test-bot-token-0000000001',
+  appToken: 'xapp-1-test-app-token-000001',
+  signingSecret: 'test-signing-secret-0123456789abcdef',
+  apiKey: 'mint_test_admin_key_0123456789',
+} as const;
+export const PROJECT = 'proj_docs';
+export const CHANNEL = 'C0001';
+export const USER = 'U0001';
+
+export interface HarnessOptions {
+  mode?: 'http' | 'socket';
+  env?: Record<string, string>;
+  /** Reuse a database directory (restarts). */
+  dir?: string;
+}
+
+/**
+ * The real bot (config → startBot) wired to a fake Slack, a Socket Mode server when asked,
+ * and the API emulator, on a real SQLite file. Drives it the way Slack would.
+ */
+export class Harness {
+  readonly slack: FakeSlack;
+  readonly api: ApiEmulator;
+  readonly socket: FakeSocketMode | undefined;
+  readonly dir: string;
+  readonly env: Record<string, string>;
+  readonly mode: 'http' | 'socket';
+  readonly logChunks: string[] = [];
+  bot: Bot | undefined;
+  #ownsDir: boolean;
+
+  private constructor(o: {
+    slack: FakeSlack;
+    api: ApiEmulator;
+    socket: FakeSocketMode | undefined;
+    dir: string;
+    ownsDir: boolean;
+    env: Record<string, string>;
+    mode: 'http' | 'socket';
+  }) {
+    this.slack = o.slack;
+    this.api = o.api;
+    this.socket = o.socket;
+    this.dir = o.dir;
+    this.#ownsDir = o.ownsDir;
+    this.env = o.env;
+    this.mode = o.mode;
+  }
+
+  static async create(opts: HarnessOptions = {}): Promise<Harness> {
+    const mode = opts.mode ?? 'http';
+    const socket = mode === 'socket' ? await FakeSocketMode.start() : undefined;
+    const slack = await FakeSlack.start(socket ? { socketMode: socket } : {});
+    const api = await ApiEmulator.start({
+      apiKey: SECRETS.apiKey,
+      projectId: PROJECT,
+      readOnlyKeys: ['mint_read_only_key_0001'],
+    });
+    const dir = opts.dir ?? mkdtempSync(join(tmpdir(), 'bot-it-'));
+    const env: Record<string, string> = {
+      SLACK_BOT_TOKEN: SECRETS.botToken,
+      SLACK_SIGNING_SECRET: SECRETS.signingSecret,
+      SLACK_API_URL: slack.url,
+      PORT: String(await freePort()),
+      MINTLIFY_API_KEY: SECRETS.apiKey,
+      MINTLIFY_PROJECT_ID: PROJECT,
+      MINTLIFY_API_URL: api.url,
+      DATABASE_URL: `sqlite:${join(dir, 'bot.sqlite')}`,
+      POLL_INTERVAL_MS: '100',
+      POLL_MAX_INTERVAL_MS: '400',
+      LOG_LEVEL: 'debug',
+      ...(mode === 'socket' ? { SLACK_APP_TOKEN: SECRETS.appToken } : {}),
+      ...opts.env,
+    };
+    return new Harness({ slack, api, socket, dir, ownsDir: !opts.dir, env, mode });
+  }
+
+  get eventsUrl(): string {
+    return `http://127.0.0.1:${this.env.PORT}/slack/events`;
+  }
+
+  async start(): Promise<void> {
+    const r = loadConfig(this.env);
+    if (!r.ok) throw new Error(r.problems.join('\n'));
+    const chunks = this.logChunks;
+    this.bot = await startBot(r.config, {
+      logDestination: new Writable({
+        write(chunk, _enc, cb) {
+          chunks.push(String(chunk));
+          cb();
+        },
+      }),
+      apiRetry: { retries: 2, minDelayMs: 10, maxDelayMs: 50, maxRetryAfterMs: 1_000 },
+      apiTimeoutMs: 2_000,
+      channelGapMs: 10,
+    });
+    if (this.socket) await this.socket.waitForConnection();
+  }
+
+  async stopBot(): Promise<void> {
+    await this.bot?.stop();
+    this.bot = undefined;
+  }
+
+  async close(): Promise<void> {
+    await this.stopBot();
+    await this.slack.close();
+    await this.api.close();
+    await this.socket?.close();
+    if (this.#ownsDir) rmSync(this.dir, { recursive: true, force: true });
+  }
+
+  get logs(): string {
+    return this.logChunks.join('');
+  }
+
+  logLines(): Record<string, unknown>[] {
+    return this.logs
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
+  }
+
+  /** Opens the bot's database beside it (WAL allows a second reader). */
+  async openStore(): Promise<Store> {
+    return openSqliteStore(join(this.dir, 'bot.sqlite'));
+  }
+
+  /** Runs a slash command as Slack would, over HTTP or Socket Mode; returns the ack. */
+  async command(text: string, o: { command?: string; channel?: string; user?: string } = {}) {
+    const responseUrl = this.slack.responseUrl();
+    const fields = slashCommand({
+      text,
+      response_url: responseUrl,
+      command: o.command ?? '/agent',
+      channel_id: o.channel ?? CHANNEL,
+      user_id: o.user ?? USER,
+    });
+    if (this.socket) {
+      const ack = await this.socket.send('slash_commands', fields);
+      return {
+        status: 200,
+        body: (ack.payload ?? null) as Record<string, unknown> | null,
+        responseUrl,
+      };
+    }
+    const res = await postSigned(this.eventsUrl, SECRETS.signingSecret, {
+      body: formEncode(fields),
+    });
+    return {
+      status: res.status,
+      body: (res.json ?? null) as Record<string, unknown> | null,
+      responseUrl,
+    };
+  }
+
+  /** A person replies in a thread: the message lands in Slack, then Slack sends the event. */
+  async reply(
+    threadTs: string,
+    text: string,
+    o: { user?: string; channel?: string; eventId?: string } = {},
+  ) {
+    const channel = o.channel ?? CHANNEL;
+    const user = o.user ?? USER;
+    const { ts } = this.slack.addUserMessage({ channel, user, text, thread_ts: threadTs });
+    const body = messageEvent({
+      text,
+      channel,
+      user,
+      ts,
+      thread_ts: threadTs,
+      ...(o.eventId ? { event_id: o.eventId } : {}),
+    });
+    await this.deliverEvent(body);
+    return { ts, body };
+  }
+
+  /** Delivers an Events API envelope (a redelivery carries a retry number). */
+  async deliverEvent(body: Record<string, unknown>, retryNum?: number) {
+    if (this.socket) {
+      await this.socket.send(
+        'events_api',
+        body,
+        retryNum === undefined ? {} : { retryAttempt: retryNum, retryReason: 'timeout' },
+      );
+      return { status: 200 };
+    }
+    return postSigned(this.eventsUrl, SECRETS.signingSecret, {
+      body: JSON.stringify(body),
+      ...(retryNum === undefined ? {} : { retryNum, retryReason: 'http_timeout' }),
+    });
+  }
+
+  event(inner: Record<string, unknown>) {
+    return eventCallback(inner);
+  }
+
+  /** Root messages the bot posted in a channel (not thread replies). */
+  roots(channel = CHANNEL): StoredMessage[] {
+    return this.slack.history(channel).filter((m) => m.user === 'UBOT' && !m.thread_ts);
+  }
+
+  /** The bot's replies in a thread. */
+  botReplies(threadTs: string, channel = CHANNEL): StoredMessage[] {
+    return this.slack
+      .thread(channel, threadTs)
+      .filter((m) => m.user === 'UBOT' && m.ts !== threadTs);
+  }
+}

@@ -1,0 +1,171 @@
+/**
+ * Requests as Slack sends them to an app's HTTP endpoint (Bolt's HTTP receiver): signed bodies,
+ * slash-command forms and Events API envelopes. Ids match FakeSlack (team T0001, bot UBOT/BBOT).
+ */
+import { createHmac, randomBytes } from 'node:crypto';
+import { SLACK_IDS } from '../fakes/slack.ts';
+
+const nowSec = (): number => Math.floor(Date.now() / 1000);
+
+/** Slack's v0 signing: HMAC-SHA256 over `v0:<ts>:<raw body>` with the signing secret. */
+export function signSlackRequest(
+  secret: string,
+  rawBody: string,
+  timestampSec: number = nowSec(),
+): { 'x-slack-signature': string; 'x-slack-request-timestamp': string } {
+  const digest = createHmac('sha256', secret).update(`v0:${timestampSec}:${rawBody}`).digest('hex');
+  return { 'x-slack-signature': `v0=${digest}`, 'x-slack-request-timestamp': String(timestampSec) };
+}
+
+export interface SignedPost {
+  body: string;
+  /** Defaults to JSON for `{…}` bodies, form encoding otherwise (what Slack uses for each). */
+  contentType?: string;
+  timestampSec?: number;
+  /** Slack's redelivery headers, sent when it timed out waiting for the first attempt. */
+  retryNum?: number;
+  retryReason?: string;
+  badSignature?: boolean;
+}
+
+export async function postSigned(
+  url: string,
+  secret: string,
+  req: SignedPost,
+): Promise<{ status: number; text: string; json?: unknown }> {
+  const signed = signSlackRequest(secret, req.body, req.timestampSec);
+  if (req.badSignature) {
+    const sig = signed['x-slack-signature'];
+    signed['x-slack-signature'] = `${sig.slice(0, -1)}${sig.endsWith('0') ? '1' : '0'}`;
+  }
+  const headers: Record<string, string> = {
+    'content-type':
+      req.contentType ??
+      (req.body.trimStart().startsWith('{')
+        ? 'application/json'
+        : 'application/x-www-form-urlencoded'),
+    'user-agent': 'Slackbot 1.0 (+https://api.slack.com/robots)',
+    ...signed,
+  };
+  if (req.retryNum !== undefined) headers['x-slack-retry-num'] = String(req.retryNum);
+  if (req.retryReason !== undefined) headers['x-slack-retry-reason'] = req.retryReason;
+  const res = await fetch(url, { method: 'POST', headers, body: req.body });
+  const text = await res.text();
+  try {
+    return { status: res.status, text, json: JSON.parse(text) };
+  } catch {
+    return { status: res.status, text };
+  }
+}
+
+export function formEncode(fields: Record<string, string>): string {
+  return new URLSearchParams(fields).toString(); // spaces as '+', like Slack
+}
+
+export interface SlashCommandOpts {
+  text: string;
+  /** Required so tests never post to a real hooks.slack.com URL: use FakeSlack.responseUrl(). */
+  response_url: string;
+  command?: string;
+  channel_id?: string;
+  channel_name?: string;
+  user_id?: string;
+  user_name?: string;
+  team_id?: string;
+  trigger_id?: string;
+}
+
+/** The form fields Slack posts for a slash command (all strings, as on the wire). */
+export function slashCommand(o: SlashCommandOpts): Record<string, string> {
+  return {
+    token: 'legacy-verification-token',
+    team_id: o.team_id ?? SLACK_IDS.team,
+    team_domain: 'acme',
+    channel_id: o.channel_id ?? 'C0001',
+    channel_name: o.channel_name ?? 'docs',
+    user_id: o.user_id ?? 'U0001',
+    user_name: o.user_name ?? 'alice',
+    command: o.command ?? '/agent',
+    text: o.text,
+    api_app_id: SLACK_IDS.appId,
+    is_enterprise_install: 'false',
+    response_url: o.response_url,
+    trigger_id: o.trigger_id ?? `${Date.now()}.1.${randomBytes(8).toString('hex')}`,
+  };
+}
+
+/** Wrap an inner event in the Events API `event_callback` envelope. */
+export function eventCallback(
+  event: Record<string, unknown>,
+  opts: { event_id?: string; event_time?: number; team_id?: string } = {},
+): Record<string, unknown> {
+  const team_id = opts.team_id ?? SLACK_IDS.team;
+  return {
+    token: 'legacy-verification-token',
+    team_id,
+    context_team_id: team_id,
+    context_enterprise_id: null,
+    api_app_id: SLACK_IDS.appId,
+    event,
+    type: 'event_callback',
+    event_id: opts.event_id ?? `Ev${randomBytes(5).toString('hex').toUpperCase()}`,
+    event_time: opts.event_time ?? nowSec(),
+    authorizations: [
+      {
+        enterprise_id: null,
+        team_id,
+        user_id: SLACK_IDS.botUser,
+        is_bot: true,
+        is_enterprise_install: false,
+      },
+    ],
+    is_ext_shared_channel: false,
+    event_context: `4-${randomBytes(12).toString('base64url')}`,
+  };
+}
+
+export interface MessageEventOpts {
+  text: string;
+  channel?: string;
+  user?: string;
+  /** Use the ts FakeSlack.addUserMessage returned, so the bot's replies/reactions resolve. */
+  ts?: string;
+  thread_ts?: string;
+  parent_user_id?: string;
+  subtype?: string;
+  bot_id?: string;
+  channel_type?: 'channel' | 'group' | 'im' | 'mpim';
+  event_id?: string;
+  event_time?: number;
+}
+
+function innerMessage(type: string, o: MessageEventOpts): Record<string, unknown> {
+  const ts = o.ts ?? `${(Date.now() / 1000).toFixed(6)}`;
+  const event: Record<string, unknown> = {
+    type,
+    user: o.user ?? 'U0001',
+    text: o.text,
+    ts,
+    team: SLACK_IDS.team,
+    channel: o.channel ?? 'C0001',
+    event_ts: ts,
+  };
+  if (type === 'message') event.channel_type = o.channel_type ?? 'channel';
+  if (o.subtype !== undefined) event.subtype = o.subtype;
+  if (o.bot_id !== undefined) Object.assign(event, { bot_id: o.bot_id, app_id: SLACK_IDS.appId });
+  if (o.thread_ts !== undefined) {
+    event.thread_ts = o.thread_ts;
+    if (o.thread_ts !== ts) event.parent_user_id = o.parent_user_id ?? 'U0001';
+  }
+  return event;
+}
+
+/** A full `event_callback` carrying a `message` event. */
+export function messageEvent(o: MessageEventOpts): Record<string, unknown> {
+  return eventCallback(innerMessage('message', o), o);
+}
+
+/** A full `event_callback` carrying an `app_mention` event (text should contain `<@UBOT>`). */
+export function appMentionEvent(o: MessageEventOpts): Record<string, unknown> {
+  return eventCallback(innerMessage('app_mention', o), o);
+}
