@@ -1,0 +1,26 @@
+# syntax=docker/dockerfile:1
+# Node 24 runs the TypeScript sources directly (type stripping), so there is no build
+# stage: the first stage only installs production dependencies.
+FROM node:24-slim AS deps
+WORKDIR /app
+COPY package.json package-lock.json ./
+# better-sqlite3 ships prebuilt N-API binaries inside its npm package, so no compiler is
+# needed and install scripts are skipped.
+RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund
+
+FROM node:24-slim
+ENV NODE_ENV=production \
+    PORT=3000 \
+    DATABASE_URL=sqlite:/data/bot.sqlite
+WORKDIR /app
+COPY --from=deps /app/node_modules ./node_modules
+COPY package.json ./
+COPY src ./src
+RUN mkdir -p /data && chown node:node /data
+USER node
+VOLUME ["/data"]
+EXPOSE 3000
+HEALTHCHECK --interval=30s --timeout=5s --start-period=20s --retries=3 \
+  CMD ["node", "-e", "fetch('http://127.0.0.1:' + (process.env.PORT || 3000) + '/healthz').then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
+# SIGTERM from `docker stop` reaches node directly (exec form): graceful shutdown.
+CMD ["node", "src/main.ts"]
