@@ -70,6 +70,7 @@ interface Call<S extends z.ZodType> {
   /** Noun for a 404 message. */
   what: string;
   budget: Budget | undefined;
+  signal?: AbortSignal | undefined;
 }
 
 /** The service's client: every response validated, typed errors, one retry policy. */
@@ -114,8 +115,10 @@ export class ApiClient {
     });
   }
 
-  getJob(jobId: string): Promise<Job> {
+  /** `signal` lets a shutdown cut an in-flight poll and its retries short. */
+  getJob(jobId: string, opts: { signal?: AbortSignal } = {}): Promise<Job> {
     return this.#call({
+      signal: opts.signal,
       operation: 'job.get',
       method: 'GET',
       path: this.#agentPath(`/job/${encodeURIComponent(jobId)}`),
@@ -158,6 +161,7 @@ export class ApiClient {
       minTimeout: retry.minDelayMs,
       maxTimeout: retry.maxDelayMs,
       randomize: true,
+      ...(call.signal ? { signal: call.signal } : {}),
       shouldRetry: ({ error }) => waitable(error),
       onFailedAttempt: async ({ error, attemptNumber, retriesLeft, retryDelay }) => {
         const willRetry = retriesLeft > 0 && waitable(error);
@@ -199,9 +203,12 @@ export class ApiClient {
           ...(call.body === undefined ? {} : { 'content-type': 'application/json' }),
         },
         ...(call.body === undefined ? {} : { body: JSON.stringify(call.body) }),
-        signal: AbortSignal.timeout(this.#timeoutMs),
+        signal: call.signal
+          ? AbortSignal.any([call.signal, AbortSignal.timeout(this.#timeoutMs)])
+          : AbortSignal.timeout(this.#timeoutMs),
       });
     } catch (err) {
+      if (call.signal?.aborted) throw call.signal.reason;
       throw networkError(call.operation, err, this.#timeoutMs);
     }
     let text: string;

@@ -11,7 +11,8 @@ export const JobStatus = z.enum(JOB_STATUSES);
 export type JobStatus = z.infer<typeof JobStatus>;
 
 /** Stopping statuses for polling (service docs, section 3). */
-export const FINAL_STATUSES: ReadonlySet<JobStatus> = new Set(['completed', 'archived', 'failed']);
+const FINAL_STATUSES: ReadonlySet<string> = new Set<JobStatus>(['completed', 'archived', 'failed']);
+export const isFinalStatus = (status: string): boolean => FINAL_STATUSES.has(status);
 
 export const Job = z.object({
   id: z.string().min(1),

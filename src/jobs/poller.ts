@@ -1,6 +1,6 @@
 import type { ApiClient } from '../api/client.ts';
 import { ApiError, Forbidden, NotFound, RateLimited, Unauthorized } from '../api/errors.ts';
-import { FINAL_STATUSES } from '../api/schemas.ts';
+import { isFinalStatus } from '../api/schemas.ts';
 import type { Logger } from '../log.ts';
 import type { Announcement, JobSnapshot, JobThread, Store } from '../store/types.ts';
 import { type BackoffOptions, nextPollDelay } from './backoff.ts';
@@ -34,15 +34,17 @@ export function startPoller(deps: PollerDeps): Loop {
   const log = deps.log.child({ component: 'poller' });
   const now = deps.now ?? Date.now;
   const concurrency = deps.concurrency ?? 4;
+  // Aborted on stop, so that shutdown does not wait out a slow API and its retries.
+  const stopping = new AbortController();
 
   async function pollOne(thread: JobThread): Promise<boolean> {
     const jobId = thread.jobId;
     if (!jobId) return false;
     const started = performance.now();
     try {
-      const snapshot = toSnapshot(await api.getJob(jobId));
+      const snapshot = toSnapshot(await api.getJob(jobId, { signal: stopping.signal }));
       const changed = snapshot.status !== thread.status || snapshot.prLink !== thread.prLink;
-      const final = FINAL_STATUSES.has(snapshot.status as never);
+      const final = isFinalStatus(snapshot.status);
       const { intervalMs, delayMs } = nextPollDelay(
         thread.pollIntervalMs,
         changed,
@@ -71,6 +73,7 @@ export function startPoller(deps: PollerDeps): Loop {
         );
       return changed;
     } catch (err) {
+      if (stopping.signal.aborted) return false; // left as it was: polled again after restart
       if (err instanceof NotFound) {
         // The job is gone: say so once and stop asking.
         const lost: JobSnapshot = { ...snapshotOf(thread, jobId), status: 'lost' };
@@ -120,7 +123,14 @@ export function startPoller(deps: PollerDeps): Loop {
     return next === null ? null : Math.max(0, next - now());
   }
 
-  return startLoop({ name: 'poller', log, idleMs: Math.min(backoff.maxMs, 60_000), pass });
+  const loop = startLoop({ name: 'poller', log, idleMs: Math.min(backoff.maxMs, 60_000), pass });
+  return {
+    kick: loop.kick,
+    async stop() {
+      stopping.abort(new Error('poller stopping'));
+      await loop.stop();
+    },
+  };
 }
 
 function announce(jobId: string, round: number, s: JobSnapshot): Announcement {

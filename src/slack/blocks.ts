@@ -99,7 +99,7 @@ function announcementText(a: Announcement): string {
 }
 
 export const AGENT_USAGE = [
-  '*Usage:* `/agent <what the docs agent should do>`',
+  '*Usage:* `/agent &lt;what the docs agent should do&gt;`',
   'Example: `/agent Add a quickstart for the Python SDK`',
   'I start a job and open a thread for it. Reply in the thread to send the agent follow-up instructions; I post status changes and the pull request link there.',
 ].join('\n');

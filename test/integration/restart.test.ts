@@ -109,6 +109,20 @@ describe('process level', () => {
   });
 });
 
+it('stops without waiting out a slow poll', async () => {
+  await h.start();
+  await h.command('Add a quickstart');
+  await eventually(() => h.api.createdJobs()[0], 'job');
+  h.api.inject('get', { slowMs: 5_000 });
+  await eventually(() => h.api.requestsTo('get').length === 1, 'a poll in flight');
+  await h.stopBot();
+  // The poll was cut short, and not retried: otherwise stopping would have waited out the
+  // client's timeout and sent the retries first.
+  expect(h.api.requestsTo('get')).toHaveLength(1);
+  expect(h.api.requestsTo('get')[0]?.status).toBeNull();
+  expect(h.logs).not.toContain('poll.crashed');
+});
+
 describe('announcements across a crash (in process)', () => {
   /** Starts a job, then stops the bot, leaving the thread as a crash would. */
   async function jobThenStop() {
