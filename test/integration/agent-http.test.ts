@@ -115,6 +115,21 @@ describe('/agent over signed HTTP', () => {
     ]);
   });
 
+  it('retries an announcement Slack rate-limited, and posts it once', async () => {
+    const { root, job } = await startJob();
+    h.slack.failNext('chat.postMessage', { status: 429, retryAfterSec: 1 });
+    h.api.complete(job.id, 'https://github.com/acme/docs/pull/3');
+    await eventually(
+      () => h.botReplies(root.ts).length === 1,
+      'announcement after the rate limit',
+      8_000,
+    );
+    await sleep(300);
+    expect(h.botReplies(root.ts)).toHaveLength(1);
+    expect(h.slack.callsTo('chat.postMessage').filter((c) => c.status === 429)).toHaveLength(1);
+    expect(h.logs).toContain('announce.deferred');
+  });
+
   it('keeps polling through transient API errors', async () => {
     const { root, job } = await startJob();
     h.api.inject('get', { status: 500 }, 3);
@@ -217,6 +232,21 @@ describe('bad input and failures on /agent', () => {
     await sleep(100);
     expect(h.api.requests).toHaveLength(0);
     expect(h.slack.callsTo('chat.postMessage')).toHaveLength(0);
+  });
+
+  it('answers a malformed command payload plainly and logs it', async () => {
+    const fields = slashCommand({ text: 'Add a page', response_url: h.slack.responseUrl() });
+    const { user_id: _dropped, ...withoutUser } = fields;
+    const res = await postSigned(h.eventsUrl, SECRETS.signingSecret, {
+      body: formEncode(withoutUser),
+    });
+    expect(res.status).toBe(200);
+    expect(res.json).toMatchObject({
+      response_type: 'ephemeral',
+      text: expect.stringContaining("couldn't read"),
+    });
+    expect(h.logs).toContain('command.malformed');
+    expect(h.api.requests).toHaveLength(0);
   });
 
   it('rejects a bad signature and a stale timestamp without acting', async () => {
