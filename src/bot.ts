@@ -1,3 +1,4 @@
+import { hostname } from 'node:os';
 import type { DestinationStream } from 'pino';
 import { HOUR_MS, slidingWindowBudget } from './api/budget.ts';
 import { ApiClient, type RetryOptions } from './api/client.ts';
@@ -7,9 +8,12 @@ import { startNotifier } from './jobs/notifier.ts';
 import { startPoller } from './jobs/poller.ts';
 import { createJobService, recoverInterruptedStarts } from './jobs/service.ts';
 import { createLogger, type Logger } from './log.ts';
+import { startDigest } from './reports/digest.ts';
+import { createReportService } from './reports/service.ts';
 import { createSlackApp } from './slack/app.ts';
 import { createSlackJobChat } from './slack/chat.ts';
 import { registerListeners } from './slack/listeners/index.ts';
+import { createSlackReportPoster } from './slack/report-poster.ts';
 import { openStore } from './store/open.ts';
 
 /** Documented budgets of the service: per project per hour (agent), per organisation per hour (analytics). */
@@ -105,7 +109,21 @@ export async function startBot(config: Config, opts: BotOptions = {}): Promise<B
         for (const w of wakeups) w();
       },
     });
-    registerListeners(slack.app, { jobs, store, log });
+    const reports = createReportService({
+      api,
+      store,
+      log,
+      maxRequests: config.visitors.maxRequests,
+    });
+    const poster = createSlackReportPoster(slack.app.client);
+    registerListeners(slack.app, {
+      jobs,
+      store,
+      reports,
+      poster,
+      timeZone: config.digest.timeZone,
+      log,
+    });
 
     await recoverInterruptedStarts(store, log, Date.now());
     const notifier = startNotifier({
@@ -141,6 +159,19 @@ export async function startBot(config: Config, opts: BotOptions = {}): Promise<B
 
     await slack.start();
     running = true;
+    if (config.digest.channel) {
+      const digest = startDigest({
+        store,
+        reports,
+        poster,
+        log,
+        channelId: config.digest.channel,
+        cron: config.digest.cron,
+        timeZone: config.digest.timeZone,
+        owner: `${hostname()}:${process.pid}`,
+      });
+      stack.push({ name: 'digest', stop: async () => digest.stop() });
+    }
     // Stop taking work first when shutting down.
     stack.push({
       name: 'slack',

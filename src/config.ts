@@ -1,4 +1,6 @@
+import { Cron } from 'croner';
 import { z } from 'zod';
+import { CORE_REQUESTS, DEFAULT_MAX_REQUESTS } from './reports/limits.ts';
 
 /**
  * The runtime contract (DESIGN.md): every environment variable the bot reads, with its
@@ -70,17 +72,42 @@ const EnvSchema = z.object({
   POLL_INTERVAL_MS: positiveInt(5000),
   POLL_MAX_INTERVAL_MS: positiveInt(60_000),
   DIGEST_CHANNEL: optionalString,
-  DIGEST_CRON: optionalString.pipe(z.string().default('0 9 * * 1')),
+  DIGEST_CRON: optionalString.pipe(
+    z
+      .string()
+      .default('0 9 * * 1')
+      .refine(isCron, { error: 'must be a cron expression such as "0 9 * * 1" (Mondays 09:00)' }),
+  ),
   DIGEST_TIMEZONE: optionalString.pipe(
     z
       .string()
       .default('UTC')
       .refine(isTimeZone, { error: 'must be an IANA time zone such as Europe/Paris' }),
   ),
+  VISITORS_MAX_REQUESTS: z.preprocess(
+    (v) => (typeof v === 'string' && v.trim() === '' ? undefined : v),
+    z.coerce
+      .number({ error: 'must be a whole number' })
+      .int({ error: 'must be a whole number' })
+      .min(CORE_REQUESTS, {
+        error: `must be at least ${CORE_REQUESTS} (a report's totals and chart need that many)`,
+      })
+      .max(100, { error: 'must be at most 100 (the hourly analytics budget)' })
+      .default(DEFAULT_MAX_REQUESTS),
+  ),
   LOG_LEVEL: optionalString.pipe(
     z.enum(logLevels, { error: `must be one of ${logLevels.join(', ')}` }).default('info'),
   ),
 });
+
+function isCron(pattern: string): boolean {
+  try {
+    new Cron(pattern, { paused: true });
+    return true;
+  } catch {
+    return false;
+  }
+}
 
 function isTimeZone(zone: string): boolean {
   try {
@@ -106,6 +133,7 @@ export interface Config {
   databaseUrl: string;
   poll: { intervalMs: number; maxIntervalMs: number };
   digest: { channel: string | undefined; cron: string; timeZone: string };
+  visitors: { maxRequests: number };
   logLevel: (typeof logLevels)[number];
 }
 
@@ -156,6 +184,7 @@ export function loadConfig(env: Record<string, string | undefined>): ConfigResul
       databaseUrl: e.DATABASE_URL,
       poll: { intervalMs: e.POLL_INTERVAL_MS, maxIntervalMs: e.POLL_MAX_INTERVAL_MS },
       digest: { channel: e.DIGEST_CHANNEL, cron: e.DIGEST_CRON, timeZone: e.DIGEST_TIMEZONE },
+      visitors: { maxRequests: e.VISITORS_MAX_REQUESTS },
       logLevel: e.LOG_LEVEL,
     },
   };

@@ -1,6 +1,6 @@
 import type { KnownBlock } from '@slack/types';
+import { escapeMrkdwn, link, quote, truncate } from '../mrkdwn.ts';
 import type { Announcement, JobThread, ThreadStatus } from '../store/types.ts';
-import { escapeMrkdwn, link, quote, truncate } from './mrkdwn.ts';
 
 /**
  * Pure Block Kit builders for the job thread. Every message has a plain-text `text`

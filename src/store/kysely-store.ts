@@ -2,6 +2,8 @@ import type { Generated, Kysely, Selectable, Transaction } from 'kysely';
 import type {
   Announcement,
   AnnouncementKind,
+  Counts,
+  DigestClaim,
   JobSnapshot,
   JobThread,
   NewThread,
@@ -49,6 +51,20 @@ export interface Database {
   };
   slack_events: { key: string; received_at: number };
   budget_uses: { id: Generated<number>; bucket: string; used_at: number };
+  visitor_points: {
+    range_key: string;
+    human: number;
+    ai: number;
+    total: number;
+    fetched_at: number;
+  };
+  digest_runs: {
+    channel_id: string;
+    period_key: string;
+    owner: string;
+    claimed_at: number;
+    posted_at: number | null;
+  };
 }
 
 export type Db = Kysely<Database>;
@@ -409,6 +425,71 @@ export class KyselyStore implements Store {
 
   async releaseBudgetSlot(slotId: number): Promise<void> {
     await this.#db.deleteFrom('budget_uses').where('id', '=', slotId).execute();
+  }
+
+  async getVisitorPoint(rangeKey: string): Promise<Counts | undefined> {
+    const r = await this.#db
+      .selectFrom('visitor_points')
+      .select(['human', 'ai', 'total'])
+      .where('range_key', '=', rangeKey)
+      .executeTakeFirst();
+    return r && { human: num(r.human), ai: num(r.ai), total: num(r.total) };
+  }
+
+  async putVisitorPoint(rangeKey: string, c: Counts, now: number): Promise<void> {
+    await this.#db
+      .insertInto('visitor_points')
+      .values({ range_key: rangeKey, human: c.human, ai: c.ai, total: c.total, fetched_at: now })
+      .onConflict((oc) => oc.column('range_key').doNothing())
+      .execute();
+  }
+
+  async claimDigest(
+    channelId: string,
+    periodKey: string,
+    owner: string,
+    now: number,
+    staleMs: number,
+  ): Promise<DigestClaim> {
+    return this.#writeTx(async (tx) => {
+      const row = await tx
+        .selectFrom('digest_runs')
+        .selectAll()
+        .where('channel_id', '=', channelId)
+        .where('period_key', '=', periodKey)
+        .executeTakeFirst();
+      if (!row) {
+        await tx
+          .insertInto('digest_runs')
+          .values({
+            channel_id: channelId,
+            period_key: periodKey,
+            owner,
+            claimed_at: now,
+            posted_at: null,
+          })
+          .execute();
+        return { state: 'claimed' as const };
+      }
+      if (row.posted_at !== null) return { state: 'posted' as const };
+      if (now - num(row.claimed_at) < staleMs) return { state: 'busy' as const, owner: row.owner };
+      await tx
+        .updateTable('digest_runs')
+        .set({ owner, claimed_at: now })
+        .where('channel_id', '=', channelId)
+        .where('period_key', '=', periodKey)
+        .execute();
+      return { state: 'stale' as const, owner: row.owner };
+    });
+  }
+
+  async markDigestPosted(channelId: string, periodKey: string, now: number): Promise<void> {
+    await this.#db
+      .updateTable('digest_runs')
+      .set({ posted_at: now })
+      .where('channel_id', '=', channelId)
+      .where('period_key', '=', periodKey)
+      .execute();
   }
 
   close(): Promise<void> {

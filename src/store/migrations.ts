@@ -76,6 +76,29 @@ const migrations: Record<string, Migration> = {
         .execute();
     },
   },
+  '0002_reports': {
+    async up(db: Kysely<unknown>) {
+      // Counts of closed days never change, so they are fetched once and kept.
+      await db.schema
+        .createTable('visitor_points')
+        .addColumn('range_key', 'text', (c) => c.primaryKey())
+        .addColumn('human', 'integer', (c) => c.notNull())
+        .addColumn('ai', 'integer', (c) => c.notNull())
+        .addColumn('total', 'integer', (c) => c.notNull())
+        .addColumn('fetched_at', 'bigint', (c) => c.notNull())
+        .execute();
+      // One row per (channel, period): the claim that makes a digest post at most once.
+      await db.schema
+        .createTable('digest_runs')
+        .addColumn('channel_id', 'text', (c) => c.notNull())
+        .addColumn('period_key', 'text', (c) => c.notNull())
+        .addColumn('owner', 'text', (c) => c.notNull())
+        .addColumn('claimed_at', 'bigint', (c) => c.notNull())
+        .addColumn('posted_at', 'bigint')
+        .addPrimaryKeyConstraint('digest_runs_pk', ['channel_id', 'period_key'])
+        .execute();
+    },
+  },
 };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };

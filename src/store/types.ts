@@ -84,6 +84,19 @@ export interface NewThread {
   prompt: string;
 }
 
+export interface Counts {
+  human: number;
+  ai: number;
+  total: number;
+}
+
+/** The outcome of trying to claim a digest period for a channel. */
+export type DigestClaim =
+  | { state: 'claimed' } // ours to post
+  | { state: 'posted' } // done already
+  | { state: 'busy'; owner: string } // someone else holds a fresh claim
+  | { state: 'stale'; owner: string }; // claimed long ago and never marked posted: check, then post
+
 export interface Store extends BudgetStore {
   createThread(t: NewThread, now: number): Promise<JobThread>;
   getThread(id: number): Promise<JobThread | undefined>;
@@ -135,6 +148,22 @@ export interface Store extends BudgetStore {
   /** Records Slack event keys; false if any was seen before (handle at most once). */
   claimEvent(keys: string[], now: number): Promise<boolean>;
   pruneEvents(before: number): Promise<void>;
+
+  getVisitorPoint(rangeKey: string): Promise<Counts | undefined>;
+  putVisitorPoint(rangeKey: string, counts: Counts, now: number): Promise<void>;
+
+  /**
+   * Claims (channel, period) for `owner` unless it is posted or freshly claimed by someone.
+   * A claim older than `staleMs` that was never marked posted is taken over ('stale').
+   */
+  claimDigest(
+    channelId: string,
+    periodKey: string,
+    owner: string,
+    now: number,
+    staleMs: number,
+  ): Promise<DigestClaim>;
+  markDigestPosted(channelId: string, periodKey: string, now: number): Promise<void>;
 
   close(): Promise<void>;
 }

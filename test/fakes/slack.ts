@@ -469,6 +469,7 @@ export class FakeSlack {
       ['conversations.replies', (a) => this.replies(a)],
       ['files.getUploadURLExternal', (a) => this.uploadUrl(a)],
       ['files.completeUploadExternal', (a) => this.completeUpload(a)],
+      ['conversations.history', (a) => this.channelHistory(a)],
       // Retired by Slack in 2025 in favour of the upload v2 flow above.
       ['files.upload', () => fail('method_deprecated')],
     ]);
@@ -551,6 +552,17 @@ export class FakeSlack {
     return thread.length === 0 ? fail('thread_not_found') : this.page(thread, a, 1000);
   }
 
+  /** Top-level messages, newest first, as Slack lists them (thread replies are not included). */
+  private channelHistory(a: Json): Json {
+    const channel = str(a.channel);
+    const err = this.channelError(channel);
+    if (err || !channel) return err ?? fail('channel_not_found');
+    const top = this.history(channel)
+      .filter((m) => !m.thread_ts || m.thread_ts === m.ts)
+      .reverse();
+    return this.page(top, a, 100);
+  }
+
   private uploadUrl(a: Json): Json {
     const filename = str(a.filename);
     const length = Number(a.length);
@@ -563,7 +575,12 @@ export class FakeSlack {
   private completeUpload(a: Json): Json {
     if (!Array.isArray(a.files) || a.files.length === 0) return fail('invalid_arguments');
     const channel = str(a.channel_id);
-    const err = (channel ? this.channelError(channel) : undefined) ?? threadTsError(a.thread_ts);
+    // Slack ignores `blocks` when `initial_comment` is given; otherwise they must be valid.
+    const blocks = str(a.initial_comment) ? undefined : a.blocks;
+    const err =
+      (channel ? this.channelError(channel) : undefined) ??
+      threadTsError(a.thread_ts) ??
+      (blocks === undefined ? undefined : blocksError(blocks));
     if (err) return err;
     const done: StoredFile[] = [];
     for (const f of a.files) {
@@ -577,7 +594,7 @@ export class FakeSlack {
     if (channel)
       this.botMessage(
         channel,
-        { text: a.initial_comment, thread_ts: a.thread_ts },
+        { text: a.initial_comment, thread_ts: a.thread_ts, ...(blocks ? { blocks } : {}) },
         { files: json },
       );
     return { ok: true, files: json };

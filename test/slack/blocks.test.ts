@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
+import { escapeMrkdwn, link, truncate } from '../../src/mrkdwn.ts';
 import { announcementMessage, type RootView, rootMessage } from '../../src/slack/blocks.ts';
-import { escapeMrkdwn, link, truncate } from '../../src/slack/mrkdwn.ts';
 
 const view = (over: Partial<RootView> = {}): RootView => ({
   userId: 'U1',

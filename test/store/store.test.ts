@@ -160,4 +160,38 @@ describe.each(engines)('store (%s)', (_name, open) => {
     if (first.ok) await store.releaseBudgetSlot(first.slotId);
     expect((await store.takeBudgetSlot('k', 2, 1000, 1)).ok).toBe(true);
   });
+
+  it('keeps visitor points for good and never overwrites one', async () => {
+    expect(await store.getVisitorPoint('a|b')).toBeUndefined();
+    await store.putVisitorPoint('a|b', { human: 3, ai: 2, total: 4 }, 1);
+    await store.putVisitorPoint('a|b', { human: 9, ai: 9, total: 9 }, 2);
+    await store.close();
+    store = await open(dir);
+    expect(await store.getVisitorPoint('a|b')).toEqual({ human: 3, ai: 2, total: 4 });
+  });
+
+  it('lets one owner claim a digest period; posted stays posted; a stale claim is taken over', async () => {
+    expect(await store.claimDigest('C1', '2026-W47', 'a', 1000, 600_000)).toEqual({
+      state: 'claimed',
+    });
+    expect(await store.claimDigest('C1', '2026-W47', 'b', 2000, 600_000)).toEqual({
+      state: 'busy',
+      owner: 'a',
+    });
+    expect(await store.claimDigest('C2', '2026-W47', 'b', 2000, 600_000)).toEqual({
+      state: 'claimed',
+    });
+    expect(await store.claimDigest('C1', '2026-W47', 'b', 700_000, 600_000)).toEqual({
+      state: 'stale',
+      owner: 'a',
+    });
+    expect(await store.claimDigest('C1', '2026-W47', 'c', 701_000, 600_000)).toEqual({
+      state: 'busy',
+      owner: 'b',
+    });
+    await store.markDigestPosted('C1', '2026-W47', 702_000);
+    expect(await store.claimDigest('C1', '2026-W47', 'c', 9_999_999, 600_000)).toEqual({
+      state: 'posted',
+    });
+  });
 });

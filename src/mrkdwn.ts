@@ -1,3 +1,4 @@
+/** Slack mrkdwn text helpers: pure, shared by every feature that writes user-facing text. */
 /**
  * Slack's three control characters in mrkdwn (https://api.slack.com/reference/surfaces/formatting#escaping).
  * Escaping them is what keeps user text from pinging `<!channel>` or forging `<url|label>`.

@@ -1,0 +1,95 @@
+import type { PageRow } from '../api/schemas.ts';
+import type { Counts } from '../store/types.ts';
+
+/**
+ * Pure arithmetic of a traffic report. The API documents no row order, and offset paging
+ * over a shifting order can repeat or skip rows, so rows are deduplicated by path and
+ * sorted here: total desc, then human desc, then path (DESIGN.md rule 10).
+ */
+
+export type { PageRow };
+
+export function compareRows(a: PageRow, b: PageRow): number {
+  return b.total - a.total || b.human - a.human || (a.path < b.path ? -1 : a.path > b.path ? 1 : 0);
+}
+
+/** First sighting of a path wins: a repeat from a shifted page is the same row again. */
+export function dedupeAndSort(rows: Iterable<PageRow>): PageRow[] {
+  const byPath = new Map<string, PageRow>();
+  for (const r of rows) if (!byPath.has(r.path)) byPath.set(r.path, r);
+  return [...byPath.values()].sort(compareRows);
+}
+
+export interface Change {
+  current: number;
+  previous: number;
+  abs: number;
+  /** null when the previous value was 0 ("new"). */
+  pct: number | null;
+}
+
+export function change(current: number, previous: number): Change {
+  const abs = current - previous;
+  return { current, previous, abs, pct: previous === 0 ? null : (abs / previous) * 100 };
+}
+
+export function totalsChange(current: Counts, previous: Counts): Record<keyof Counts, Change> {
+  return {
+    human: change(current.human, previous.human),
+    ai: change(current.ai, previous.ai),
+    total: change(current.total, previous.total),
+  };
+}
+
+export interface Mover extends Change {
+  path: string;
+}
+
+export interface MoverOptions {
+  /** A page must reach this many visitors in one of the two periods to count (noise floor). */
+  floor: number;
+  /** And move by at least this many. */
+  minAbs: number;
+  limit: number;
+  /** Pages not scanned in a period are unknown there, not zero. */
+  currentComplete: boolean;
+  previousComplete: boolean;
+}
+
+export const DEFAULT_MOVERS: Omit<MoverOptions, 'currentComplete' | 'previousComplete'> = {
+  floor: 20,
+  minAbs: 5,
+  limit: 5,
+};
+
+/**
+ * Biggest risers and fallers by absolute change in total visitors. A page missing from a
+ * period counts as 0 only when that period was scanned completely; otherwise it is left
+ * out rather than reported as a jump it may not be.
+ */
+export function movers(
+  current: readonly PageRow[],
+  previous: ReadonlyMap<string, PageRow>,
+  opts: MoverOptions,
+): { up: Mover[]; down: Mover[] } {
+  const all: Mover[] = [];
+  const seen = new Set<string>();
+  for (const row of current) {
+    seen.add(row.path);
+    const prev = previous.get(row.path);
+    if (!prev && !opts.previousComplete) continue;
+    all.push({ path: row.path, ...change(row.total, prev?.total ?? 0) });
+  }
+  if (opts.currentComplete) {
+    for (const prev of previous.values()) {
+      if (!seen.has(prev.path)) all.push({ path: prev.path, ...change(0, prev.total) });
+    }
+  }
+  const significant = all.filter(
+    (m) => Math.max(m.current, m.previous) >= opts.floor && Math.abs(m.abs) >= opts.minAbs,
+  );
+  const byPath = (a: Mover, b: Mover) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0);
+  const up = significant.filter((m) => m.abs > 0).sort((a, b) => b.abs - a.abs || byPath(a, b));
+  const down = significant.filter((m) => m.abs < 0).sort((a, b) => a.abs - b.abs || byPath(a, b));
+  return { up: up.slice(0, opts.limit), down: down.slice(0, opts.limit) };
+}

@@ -1,0 +1,106 @@
+import { Cron } from 'croner';
+import type { Logger } from '../log.ts';
+import type { Store } from '../store/types.ts';
+import type { ReportPoster } from './ports.ts';
+import { digestPeriod } from './range.ts';
+import type { ReportService } from './service.ts';
+
+/** A run down for longer than this missed its digest for good (the issue's rule). */
+export const CATCH_UP_MS = 24 * 3_600_000;
+/** A claim this old and never marked posted belongs to an instance that died mid-post. */
+export const STALE_CLAIM_MS = 15 * 60_000;
+
+export interface DigestDeps {
+  store: Pick<Store, 'claimDigest' | 'markDigestPosted'>;
+  reports: ReportService;
+  poster: ReportPoster;
+  log: Logger;
+  channelId: string;
+  cron: string;
+  timeZone: string;
+  /** Names this instance in claims. */
+  owner: string;
+  now?: () => number;
+}
+
+export interface Digest {
+  /** Posts the digest due at `scheduledAt`, exactly once per (channel, period). */
+  runFor(scheduledAt: Date): Promise<'posted' | 'skipped' | 'failed'>;
+  stop(): void;
+}
+
+/**
+ * The weekly digest: croner fires DIGEST_CRON in DIGEST_TIMEZONE; each run reports the
+ * previous complete week. A durable claim on (channel, period) is taken before posting and
+ * marked done after, so restarts and replicas never post twice. At start, a run missed in
+ * the last 24 h is caught up once; an older one is logged as skipped.
+ */
+export function startDigest(deps: DigestDeps): Digest {
+  const log = deps.log.child({ component: 'digest', channelId: deps.channelId });
+  const now = deps.now ?? Date.now;
+
+  async function runFor(scheduledAt: Date): Promise<'posted' | 'skipped' | 'failed'> {
+    const { range, key } = digestPeriod(scheduledAt, deps.timeZone);
+    const fileKey = `digest-${key}`;
+    const claim = await deps.store.claimDigest(
+      deps.channelId,
+      key,
+      deps.owner,
+      now(),
+      STALE_CLAIM_MS,
+    );
+    if (claim.state === 'posted' || claim.state === 'busy') {
+      log.info({ period: key, state: claim.state }, 'digest.not_ours');
+      return 'skipped';
+    }
+    try {
+      // A stale claim may have posted before dying: look before posting again.
+      if (
+        claim.state === 'stale' &&
+        (await deps.poster.hasReport(deps.channelId, fileKey, now() - 8 * 86_400_000))
+      ) {
+        await deps.store.markDigestPosted(deps.channelId, key, now());
+        log.info({ period: key }, 'digest.already_in_channel');
+        return 'skipped';
+      }
+      const started = performance.now();
+      const report = await deps.reports.build(range);
+      await deps.poster.postReport(deps.channelId, report, {
+        title: 'Weekly docs traffic',
+        fileKey,
+      });
+      await deps.store.markDigestPosted(deps.channelId, key, now());
+      log.info(
+        { period: key, durationMs: Math.round(performance.now() - started) },
+        'digest.posted',
+      );
+      return 'posted';
+    } catch (err) {
+      // The claim goes stale and a restart within the catch-up window tries again.
+      log.error({ err, period: key }, 'digest.failed');
+      return 'failed';
+    }
+  }
+
+  const job = new Cron(deps.cron, { timezone: deps.timeZone, protect: true }, (self: Cron) => {
+    const at = self.currentRun() ?? new Date(now());
+    void runFor(at);
+  });
+
+  const missed = new Cron(deps.cron, { timezone: deps.timeZone, paused: true }).previousRuns(
+    1,
+    new Date(now()),
+  )[0];
+  if (missed && now() - missed.getTime() <= CATCH_UP_MS) {
+    log.info({ scheduledAt: missed.toISOString() }, 'digest.catch_up');
+    void runFor(missed);
+  } else if (missed) {
+    log.info({ scheduledAt: missed.toISOString() }, 'digest.catch_up_skipped');
+  }
+  log.info(
+    { cron: deps.cron, timeZone: deps.timeZone, next: job.nextRun()?.toISOString() },
+    'digest.scheduled',
+  );
+
+  return { runFor, stop: () => job.stop() };
+}

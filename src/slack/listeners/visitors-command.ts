@@ -1,0 +1,73 @@
+import type { App } from '@slack/bolt';
+import { ChatError, NOT_IN_CHANNEL_CODES } from '../../jobs/ports.ts';
+import type { Logger } from '../../log.ts';
+import { describeReportFailure } from '../../reports/failures.ts';
+import type { ReportPoster } from '../../reports/ports.ts';
+import { parseVisitorsArgs } from '../../reports/range.ts';
+import type { ReportService } from '../../reports/service.ts';
+import { SlashCommand } from './agent-command.ts';
+
+/** Past this, the requester gets a short "working on it" note. */
+const SLOW_MS = 2_500;
+
+/**
+ * `/visitors [7d|30d|FROM TO]`: bad arguments are answered in the ack with the accepted
+ * forms and nothing is fetched; otherwise ack at once, then build and post the report.
+ */
+export function registerVisitorsCommand(
+  app: App,
+  deps: { reports: ReportService; poster: ReportPoster; log: Logger; timeZone: string },
+): void {
+  const log = deps.log.child({ component: 'visitors-command' });
+  app.command('/visitors', async ({ command, ack, respond }) => {
+    const parsed = SlashCommand.safeParse(command);
+    if (!parsed.success) {
+      log.warn({ issues: parsed.error.issues.map((i) => i.path.join('.')) }, 'command.malformed');
+      await ack({
+        response_type: 'ephemeral',
+        text: "Sorry, I couldn't read that command. Please try again.",
+      });
+      return;
+    }
+    const { text, channel_id, user_id } = parsed.data;
+    const args = parseVisitorsArgs(text, new Date(), deps.timeZone);
+    if (!args.ok) {
+      log.info({ channelId: channel_id, userId: user_id }, 'visitors.bad_arguments');
+      await ack({ response_type: 'ephemeral', text: args.error });
+      return;
+    }
+    await ack();
+    const tell = (reply: string) =>
+      respond({ response_type: 'ephemeral', replace_original: false, text: reply });
+    const slow = setTimeout(() => {
+      tell('Working on your traffic report…').catch((err: unknown) =>
+        log.warn({ err }, 'visitors.note_failed'),
+      );
+    }, SLOW_MS);
+    try {
+      const report = await deps.reports.build(args.range);
+      await deps.poster.postReport(channel_id, report, {
+        title: 'Docs traffic',
+        fileKey: `${args.range.from}_${args.range.to}-${Date.now()}`,
+      });
+      log.info(
+        { channelId: channel_id, from: args.range.from, to: args.range.to },
+        'visitors.posted',
+      );
+    } catch (err) {
+      if (err instanceof ChatError) {
+        log.warn({ err, channelId: channel_id }, 'visitors.post_failed');
+        await tell(
+          NOT_IN_CHANNEL_CODES.has(err.code)
+            ? "I'm not a member of this channel, so I can't post the report here. Invite me with `/invite @Docs Agent`, then try again."
+            : `I couldn't post the report here (${err.code}). Please try again.`,
+        );
+      } else {
+        log.warn({ err, channelId: channel_id }, 'visitors.failed');
+        await tell(describeReportFailure(err));
+      }
+    } finally {
+      clearTimeout(slow);
+    }
+  });
+}
