@@ -202,7 +202,10 @@ export function createReportService(deps: ReportServiceDeps) {
         out[i] = { ...b, human: counts.human, ai: counts.ai, total: counts.total };
       }
     };
-    await Promise.all(Array.from({ length: POINT_CONCURRENCY }, worker));
+    // Let every worker finish before failing, so no request outlives the report.
+    const results = await Promise.allSettled(Array.from({ length: POINT_CONCURRENCY }, worker));
+    const failed = results.find((r) => r.status === 'rejected');
+    if (failed) throw failed.reason;
     return out;
   }
 

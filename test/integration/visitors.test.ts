@@ -1,0 +1,91 @@
+import { PNG } from 'pngjs';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { CHART_HEIGHT, CHART_WIDTH } from '../../src/reports/chart.ts';
+import { CHANNEL, Harness } from '../helpers/harness.ts';
+import { eventually } from '../helpers/net.ts';
+
+let h: Harness;
+beforeEach(async () => {
+  h = await Harness.create({ mode: 'http' });
+  h.api.setSite({ paths: 1_300 });
+  await h.start();
+});
+afterEach(async () => {
+  await h.close();
+});
+
+const fileMessages = () => h.slack.history(CHANNEL).filter((m) => m.files?.length);
+
+describe('/visitors', () => {
+  it('posts the report with its chart and CSV through the files upload v2 flow', async () => {
+    const ack = await h.command('2026-11-01 2026-11-07', { command: '/visitors' });
+    expect(ack.status).toBe(200);
+    expect(ack.body).toBeNull(); // acked empty; the report follows
+    const [msg] = await eventually(
+      () => (fileMessages().length ? fileMessages() : undefined),
+      'report message',
+      10_000,
+    );
+
+    expect(h.slack.callsTo('files.getUploadURLExternal')).toHaveLength(2);
+    const complete = h.slack.callsTo('files.completeUploadExternal');
+    expect(complete).toHaveLength(1);
+    expect(complete[0]?.args).toMatchObject({ channel_id: CHANNEL });
+
+    const blocks = JSON.stringify(msg?.blocks);
+    expect(blocks).toContain('Docs traffic: Nov 1 – Nov 7, 2026');
+    expect(blocks).toContain('Top pages');
+    const [png, csv] = [...h.slack.files.values()];
+    expect(png?.name).toMatch(/\.png$/);
+    const image = PNG.sync.read(png!.bytes);
+    expect([image.width, image.height]).toEqual([CHART_WIDTH, CHART_HEIGHT]);
+    const lines = csv!.bytes.toString('utf8').trim().split('\r\n');
+    expect(lines[0]).toBe('path,human,ai,total,previous_total');
+    expect(lines.length - 1).toBe(h.api.truth('2026-11-01', '2026-11-08').rows.length);
+    await h.slack.dump('slack-view-out/visitors.json');
+  });
+
+  it.each([
+    ['yesterday', "don't understand"],
+    ['2026-11-07 2026-11-01', 'before'],
+    ['2026-02-30 2026-03-01', 'not a real date'],
+    ['2026-01-01 2026-06-01', '90 days'],
+    ['2030-01-01 2030-01-02', 'future'],
+  ])(
+    'answers "/visitors %s" with what is wrong and the accepted forms, fetching nothing',
+    async (text, problem) => {
+      const ack = await h.command(text, { command: '/visitors' });
+      expect(ack.body).toMatchObject({ response_type: 'ephemeral' });
+      const reply = String(ack.body?.text);
+      expect(reply.toLowerCase()).toContain(problem);
+      expect(reply).toContain('/visitors 30d');
+      expect(h.api.requestsTo('visitors')).toHaveLength(0);
+    },
+  );
+
+  it('tells the user plainly when the API fails, and posts nothing', async () => {
+    h.api.inject('visitors', {
+      status: 400,
+      details: [{ path: ['dateFrom'], message: 'Invalid date' }],
+    });
+    const ack = await h.command('7d', { command: '/visitors' });
+    const reply = await h.slack.waitForResponse(
+      (r) => r.id === ack.responseUrl.split('/').pop(),
+      10_000,
+    );
+    expect(reply.body).toMatchObject({ response_type: 'ephemeral' });
+    expect(JSON.stringify(reply.body)).toContain('Invalid date');
+    expect(h.slack.callsTo('files.completeUploadExternal')).toHaveLength(0);
+    expect(h.logs).toContain('visitors.failed');
+  });
+
+  it('tells the user to invite the bot when it is not in the channel', async () => {
+    h.slack.removeBot(CHANNEL);
+    const ack = await h.command('7d', { command: '/visitors' });
+    const reply = await h.slack.waitForResponse(
+      (r) => r.id === ack.responseUrl.split('/').pop(),
+      10_000,
+    );
+    expect(JSON.stringify(reply.body)).toContain('/invite');
+  });
+});
