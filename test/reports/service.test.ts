@@ -10,7 +10,6 @@ import {
   MalformedResponse,
   Unavailable,
 } from '../../src/api/errors.ts';
-import type { PageRow } from '../../src/api/schemas.ts';
 import { compareRows } from '../../src/reports/aggregate.ts';
 import {
   apiParams,
@@ -289,6 +288,3 @@ it('sends DST-correct instants for a Los Angeles week', async () => {
     dateTo: '2026-11-02T08:00:00.000Z',
   });
 });
-
-// Unused-type guard: PageRow is the shape the emulator returns.
-export type _Row = PageRow;
