@@ -1,0 +1,107 @@
+import { Writable } from 'node:stream';
+import { WebClient } from '@slack/web-api';
+import { afterEach, describe, expect, it } from 'vitest';
+import { type Bot, startBot } from '../../src/bot.ts';
+import { loadConfig } from '../../src/config.ts';
+import { digestPeriod, formatRange } from '../../src/reports/range.ts';
+import { Harness, SECRETS } from '../helpers/harness.ts';
+import { freePort, sleep } from '../helpers/net.ts';
+
+const DIGEST = 'C0DIGEST';
+let h: Harness;
+const extra: Bot[] = [];
+const extraLogs: string[] = [];
+
+afterEach(async () => {
+  for (const b of extra.splice(0)) await b.stop();
+  await h.close();
+});
+
+/** A second instance of the bot on the same database, as another replica would be. */
+async function secondInstance(): Promise<Bot> {
+  const r = loadConfig({ ...h.env, PORT: String(await freePort()) });
+  if (!r.ok) throw new Error(r.problems.join('\n'));
+  const bot = await startBot(r.config, {
+    logDestination: new Writable({
+      write(chunk, _e, cb) {
+        extraLogs.push(String(chunk));
+        cb();
+      },
+    }),
+  });
+  extra.push(bot);
+  return bot;
+}
+
+const digests = () => h.slack.history(DIGEST).filter((m) => m.files?.length);
+
+/** A cron for a fixed UTC instant each year (minute hour day month). */
+function cronAt(at: Date): string {
+  return `${at.getUTCMinutes()} ${at.getUTCHours()} ${at.getUTCDate()} ${at.getUTCMonth() + 1} *`;
+}
+
+describe('weekly digest', () => {
+  it('posts once per period with two instances on one database, and not again after a restart', async () => {
+    // Every second: both instances fire again and again; the claim lets one post, once.
+    h = await Harness.create({ env: { DIGEST_CHANNEL: DIGEST, DIGEST_CRON: '* * * * * *' } });
+    await h.start();
+    await secondInstance();
+    await sleep(3_000);
+    expect(digests()).toHaveLength(1);
+    const { range } = digestPeriod(new Date(), 'UTC');
+    expect(JSON.stringify(digests()[0]?.blocks)).toContain(
+      `Weekly docs traffic: ${formatRange(range)}`,
+    );
+    expect(`${h.logs}${extraLogs.join('')}`).toContain('digest.not_ours');
+
+    await h.stopBot();
+    for (const b of extra.splice(0)) await b.stop();
+    await h.start();
+    await sleep(1_500);
+    expect(digests()).toHaveLength(1);
+  });
+
+  it('catches up once when started within 24 h of a missed run', async () => {
+    const missed = new Date(Date.now() - 3_600_000);
+    h = await Harness.create({ env: { DIGEST_CHANNEL: DIGEST, DIGEST_CRON: cronAt(missed) } });
+    await h.start();
+    await sleep(1_500);
+    expect(digests()).toHaveLength(1);
+    expect(h.logs).toContain('digest.catch_up');
+    await h.stopBot();
+    await h.start();
+    await sleep(1_000);
+    expect(digests()).toHaveLength(1);
+  });
+
+  it('logs the skip when the missed run is older than 24 h', async () => {
+    h = await Harness.create({
+      env: { DIGEST_CHANNEL: DIGEST, DIGEST_CRON: cronAt(new Date(Date.now() - 3 * 86_400_000)) },
+    });
+    await h.start();
+    await sleep(800);
+    expect(digests()).toHaveLength(0);
+    expect(h.logs).toContain('digest.catch_up_skipped');
+  });
+
+  it('does not post again for a stale claim whose digest already reached the channel', async () => {
+    const missed = new Date(Date.now() - 3_600_000);
+    h = await Harness.create({ env: { DIGEST_CHANNEL: DIGEST, DIGEST_CRON: cronAt(missed) } });
+    const { key } = digestPeriod(missed, 'UTC');
+    // A replica claimed the period an hour ago, posted, and died before marking it posted.
+    const store = await h.openStore();
+    await store.claimDigest(DIGEST, key, 'dead-replica', Date.now() - 3_600_000, 60_000);
+    await store.close();
+    const slack = new WebClient(SECRETS.botToken, { slackApiUrl: h.slack.url });
+    await slack.filesUploadV2({
+      channel_id: DIGEST,
+      initial_comment: 'Weekly docs traffic',
+      file_uploads: [{ file: Buffer.from('png'), filename: `docs-traffic-digest-${key}.png` }],
+    });
+    await h.start();
+    await sleep(1_500);
+    expect(digests()).toHaveLength(1);
+    expect(h.logs).toContain('digest.already_in_channel');
+    expect(h.slack.callsTo('conversations.history').length).toBeGreaterThanOrEqual(1);
+  });
+});
