@@ -20,6 +20,15 @@ describe('loadConfig', () => {
     expect(r.config.poll).toEqual({ intervalMs: 5000, maxIntervalMs: 60000 });
     expect(r.config.digest).toEqual({ channel: undefined, cron: '0 9 * * 1', timeZone: 'UTC' });
     expect(r.config.logLevel).toBe('info');
+    expect(r.config.visitors).toEqual({ maxRequests: 20 });
+  });
+
+  it('rejects a bad cron expression and a request cap too small for a report', () => {
+    const r = loadConfig({ ...valid, DIGEST_CRON: 'every monday', VISITORS_MAX_REQUESTS: '5' });
+    expect(r.ok ? [] : r.problems).toEqual([
+      'DIGEST_CRON must be a cron expression such as "0 9 * * 1" (Mondays 09:00)',
+      "VISITORS_MAX_REQUESTS must be at least 16 (a report's totals and chart need that many)",
+    ]);
   });
 
   it('switches to Socket Mode when an app token is set, without needing a signing secret', () => {
