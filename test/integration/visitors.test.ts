@@ -79,6 +79,33 @@ describe('/visitors', () => {
     expect(h.logs).toContain('visitors.failed');
   });
 
+  it('sends a short "working on it" note when the report takes a while', async () => {
+    h.api.inject('visitors', { slowMs: 1_500 }, 3); // each under the client's timeout
+    const ack = await h.command('7d', { command: '/visitors' });
+    const note = await h.slack.waitForResponse(
+      (r) => r.id === ack.responseUrl.split('/').pop(),
+      5_000,
+    );
+    expect(JSON.stringify(note.body)).toContain('Working on your traffic report');
+    await eventually(() => fileMessages().length === 1, 'report after the note', 10_000);
+  });
+
+  it('says when the analytics budget refreshes instead of failing', async () => {
+    const store = await h.openStore();
+    const now = Date.now();
+    for (let i = 0; i < 100; i++)
+      await store.takeBudgetSlot('analytics', now - 20 * 60_000 + i, 3_600_000, 100);
+    await store.close();
+    const ack = await h.command('7d', { command: '/visitors' });
+    const reply = await h.slack.waitForResponse(
+      (r) => r.id === ack.responseUrl.split('/').pop(),
+      5_000,
+    );
+    const refreshes = new Date(now - 20 * 60_000 + 3_600_000).toISOString().slice(11, 16);
+    expect(JSON.stringify(reply.body)).toContain(`refreshes at ${refreshes} UTC`);
+    expect(h.api.requestsTo('visitors')).toHaveLength(0);
+  });
+
   it('tells the user to invite the bot when it is not in the channel', async () => {
     h.slack.removeBot(CHANNEL);
     const ack = await h.command('7d', { command: '/visitors' });
