@@ -6,6 +6,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { GCProfiler } from 'node:v8';
 import { ApiClient } from '../src/api/client.ts';
 import type { PageRow } from '../src/api/schemas.ts';
 import { createLogger, type Logger } from '../src/log.ts';
@@ -57,15 +58,22 @@ function collectGarbage(): void {
   globalThis.gc();
 }
 
+export interface MemoryPeak {
+  /** MB above the baseline. */
+  rss: number;
+  heap: number;
+  gcCount: number;
+  gcMs: number;
+}
+
 /**
  * Peak rss and heapUsed above a baseline taken right after a full GC. A timer samples every
  * 5 ms while the event loop is free; synchronous code never yields to it, so such code calls
- * `sample()` at its own checkpoints (transient garbage between two checkpoints is missed).
+ * `sample()` at its own checkpoints. The heap used just before each GC (v8 GCProfiler) is
+ * counted too, which catches transient garbage inside synchronous code; rss has no such
+ * hook, so native allocations between checkpoints can be missed.
  */
-export function startMemoryProbe(): {
-  sample: () => void;
-  stop: () => { rss: number; heap: number };
-} {
+export function startMemoryProbe(): { sample: () => void; stop: () => MemoryPeak } {
   collectGarbage();
   const base = process.memoryUsage();
   let rss = base.rss;
@@ -75,13 +83,26 @@ export function startMemoryProbe(): {
     if (m.rss > rss) rss = m.rss;
     if (m.heapUsed > heap) heap = m.heapUsed;
   };
+  const gcs = new GCProfiler();
+  gcs.start();
   const timer = setInterval(sample, 5);
   return {
     sample,
     stop: () => {
       clearInterval(timer);
       sample();
-      return { rss: (rss - base.rss) / MB, heap: (heap - base.heapUsed) / MB };
+      const { statistics } = gcs.stop();
+      let gcMicros = 0;
+      for (const g of statistics) {
+        heap = Math.max(heap, g.beforeGC.heapStatistics.usedHeapSize);
+        gcMicros += g.cost;
+      }
+      return {
+        rss: (rss - base.rss) / MB,
+        heap: (heap - base.heapUsed) / MB,
+        gcCount: statistics.length,
+        gcMs: gcMicros / 1000,
+      };
     },
   };
 }
@@ -117,6 +138,8 @@ export async function benchEndToEnd(runs = 3): Promise<BenchResult> {
   const runsMs: number[] = [];
   let peakRssMb = 0;
   let peakHeapMb = 0;
+  const gcMs: number[] = [];
+  const modelMs: number[] = [];
   let last: Report | undefined;
   try {
     for (let i = 0; i < runs; i++) {
@@ -145,13 +168,20 @@ export async function benchEndToEnd(runs = 3): Promise<BenchResult> {
           `the emulator saw ${api.requests.length - before} requests, not ${requests}`,
         );
       }
+      // The emulator's traffic model (one single-entry cache) replayed for the same queries in
+      // the order they arrived: the part of `ms` that is the fake's arithmetic, not the bot's.
+      const replayStarted = performance.now();
+      for (const { query } of api.requests.slice(before)) api.truth(query.dateFrom, query.dateTo);
+      modelMs.push(performance.now() - replayStarted);
       runsMs.push(ms);
       peakRssMb = Math.max(peakRssMb, mem.rss);
       peakHeapMb = Math.max(peakHeapMb, mem.heap);
+      gcMs.push(mem.gcMs);
       last = report;
       log(
         `report.end-to-end run ${i + 1}/${runs}: ${ms.toFixed(0)} ms, ${requests} requests, ` +
-          `rss Δ ${mem.rss.toFixed(1)} MB, heap Δ ${mem.heap.toFixed(1)} MB`,
+          `rss Δ ${mem.rss.toFixed(1)} MB, heap Δ ${mem.heap.toFixed(1)} MB, ` +
+          `${mem.gcCount} GCs ${mem.gcMs.toFixed(1)} ms, emulator model ${modelMs.at(-1)!.toFixed(0)} ms`,
       );
     }
   } finally {
@@ -172,9 +202,19 @@ export async function benchEndToEnd(runs = 3): Promise<BenchResult> {
     notes: [
       `${requests} requests (${(med / requests).toFixed(2)} ms each), ${rows} + ${previousRows} rows`,
       `${formatRange(range)}; emulator in-process; fresh service + SQLite file per run`,
-      `emulator site: ${PATHS} paths, the ones with no visit in a period send no row`,
+      `emulator site: ${PATHS} paths; a path with no visit in a period has no row`,
+      `of which the emulator's traffic model ~${median(modelMs).toFixed(0)} ms ` +
+        `(same queries replayed through api.truth)`,
+      `GC median ${median(gcMs).toFixed(0)} ms per run (v8 GCProfiler)`,
     ],
-    stats: { medianMs: med, requests, rows, previousRows },
+    stats: {
+      medianMs: med,
+      requests,
+      rows,
+      previousRows,
+      gcMs: median(gcMs),
+      emulatorModelMs: median(modelMs),
+    },
   };
 }
 
@@ -318,6 +358,7 @@ export async function benchAggregate(runs = 5, warmups = 1): Promise<BenchResult
   const steps: Record<Step, number[]> = { dedupe: [], movers: [], csv: [], blocks: [], chart: [] };
   let peakRssMb = 0;
   let peakHeapMb = 0;
+  const gcMs: number[] = [];
   let shape = { rows: 0, prev: 0, csvBytes: 0, pngBytes: 0, blocks: 0 };
   for (let i = 0; i < runs; i++) {
     const probe = startMemoryProbe();
@@ -329,6 +370,7 @@ export async function benchAggregate(runs = 5, warmups = 1): Promise<BenchResult
     for (const s of STEPS) steps[s].push(out.t[s]);
     peakRssMb = Math.max(peakRssMb, mem.rss);
     peakHeapMb = Math.max(peakHeapMb, mem.heap);
+    gcMs.push(mem.gcMs);
     shape = {
       rows: out.rows,
       prev: out.prev,
@@ -338,7 +380,8 @@ export async function benchAggregate(runs = 5, warmups = 1): Promise<BenchResult
     };
     log(
       `report.aggregate run ${i + 1}/${runs}: ${ms.toFixed(1)} ms, ` +
-        `rss Δ ${mem.rss.toFixed(1)} MB, heap Δ ${mem.heap.toFixed(1)} MB`,
+        `rss Δ ${mem.rss.toFixed(1)} MB, heap Δ ${mem.heap.toFixed(1)} MB, ` +
+        `${mem.gcCount} GCs ${mem.gcMs.toFixed(1)} ms`,
     );
   }
 
@@ -357,10 +400,12 @@ export async function benchAggregate(runs = 5, warmups = 1): Promise<BenchResult
       `${inputRows} rows in (${input.current.length} + ${input.previous.length}, 1% repeats) → ` +
         `${shape.rows} + ${shape.prev} unique`,
       `CSV ${(shape.csvBytes / MB).toFixed(1)} MB, PNG ${(shape.pngBytes / 1024).toFixed(0)} kB, ` +
-        `${shape.blocks} blocks; memory sampled between steps (sync code)`,
+        `${shape.blocks} blocks`,
+      `GC median ${median(gcMs).toFixed(1)} ms per run; sync code: rss sampled between steps only`,
     ],
     stats: {
       medianMs: med,
+      gcMs: median(gcMs),
       inputRows,
       ...Object.fromEntries(STEPS.map((s) => [`step.${s}`, stepMedians[s]])),
     },

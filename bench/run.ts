@@ -78,12 +78,16 @@ function summary(results: BenchResult[]): string {
     );
     if (e2e) {
       const e = e2e.stats.medianMs ?? 0;
+      const ratio = (x: number) => `${(x / e).toFixed(3)} (${((100 * x) / e).toFixed(1)}%)`;
       const inBuild = ms('step.dedupe') + ms('step.movers');
+      const e2eRows = (e2e.stats.rows ?? 0) + (e2e.stats.previousRows ?? 0);
+      const scaled = (inBuild * e2eRows) / rowsIn;
       out.push(
-        `ratio aggregate / end-to-end: ${(ms('medianMs') / e).toFixed(3)} ` +
-          `(${((100 * ms('medianMs')) / e).toFixed(1)}%)`,
-        `ratio (dedupe + movers, the part inside service.build) / end-to-end: ${(inBuild / e).toFixed(3)} ` +
-          `(${((100 * inBuild) / e).toFixed(1)}%)`,
+        `ratio aggregate / end-to-end: ${ratio(ms('medianMs'))}`,
+        `ratio (dedupe + movers, the part inside service.build) / end-to-end: ${ratio(inBuild)}`,
+        `  scaled linearly to end-to-end's ${e2eRows} rows: ~${scaled.toFixed(0)} ms, ${ratio(scaled)}`,
+        `end-to-end minus the emulator's traffic model: ~${(e - (e2e.stats.emulatorModelMs ?? 0)).toFixed(0)} ms; ` +
+          `the model is ${ratio(e2e.stats.emulatorModelMs ?? 0)}`,
       );
     }
   }

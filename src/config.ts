@@ -143,7 +143,7 @@ export type ConfigResult = { ok: true; config: Config } | { ok: false; problems:
  * Parses the environment. Problems come back as one readable line each, naming the
  * variable and never echoing its value (it may be a secret).
  */
-export function loadConfig(env: Record<string, string | undefined>): ConfigResult {
+export function loadConfig(env: Record<string, string | undefined> = process.env): ConfigResult {
   const parsed = EnvSchema.safeParse(env);
   const problems = parsed.success
     ? []

@@ -6,7 +6,7 @@ import { makeScrubber } from './log.ts';
  * Process entry point: configuration from the environment, then the bot; SIGTERM/SIGINT
  * stop it gracefully, a second signal forces the exit.
  */
-const result = loadConfig(process.env);
+const result = loadConfig();
 if (!result.ok) {
   for (const problem of result.problems) process.stderr.write(`config: ${problem}\n`);
   process.exit(1);

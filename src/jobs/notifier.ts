@@ -1,7 +1,8 @@
+import { ChatError } from '../chat-errors.ts';
 import type { Logger } from '../log.ts';
 import type { Store } from '../store/types.ts';
 import { type Loop, startLoop } from './loop.ts';
-import { ChatError, type JobChat } from './ports.ts';
+import type { JobChat } from './ports.ts';
 
 export interface NotifierDeps {
   store: Store;

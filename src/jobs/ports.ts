@@ -23,23 +23,3 @@ export interface JobChat {
     threadTs?: string;
   }): Promise<void>;
 }
-
-/** A chat call that failed. `code` is the platform's error code when there is one. */
-export class ChatError extends Error {
-  readonly code: string;
-  readonly retryable: boolean;
-  readonly retryAfterMs: number | undefined;
-  constructor(code: string, opts: { retryable: boolean; retryAfterMs?: number }) {
-    super(`Slack call failed: ${code}`);
-    this.name = 'ChatError';
-    this.code = code;
-    this.retryable = opts.retryable;
-    this.retryAfterMs = opts.retryAfterMs;
-  }
-}
-
-/** The bot cannot post in the channel: it must be invited first. */
-export const NOT_IN_CHANNEL_CODES: ReadonlySet<string> = new Set([
-  'not_in_channel',
-  'channel_not_found',
-]);

@@ -1,10 +1,11 @@
 import type { ApiClient } from '../api/client.ts';
 import { ApiError } from '../api/errors.ts';
 import type { Job } from '../api/schemas.ts';
+import { ChatError, NOT_IN_CHANNEL_CODES } from '../chat-errors.ts';
 import type { Logger } from '../log.ts';
 import type { JobSnapshot, Store } from '../store/types.ts';
 import { describeFailure } from './failures.ts';
-import { ChatError, type JobChat, NOT_IN_CHANNEL_CODES } from './ports.ts';
+import type { JobChat } from './ports.ts';
 
 export interface JobServiceDeps {
   store: Store;

@@ -1,6 +1,7 @@
 import { ErrorCode, type WebClient } from '@slack/web-api';
 import { z } from 'zod';
-import { ChatError, type JobChat } from '../jobs/ports.ts';
+import { ChatError } from '../chat-errors.ts';
+import type { JobChat } from '../jobs/ports.ts';
 import type { Logger } from '../log.ts';
 import type { Announcement, JobThread } from '../store/types.ts';
 import { ANNOUNCEMENT_EVENT, announcementMessage, type Message, rootMessage } from './blocks.ts';

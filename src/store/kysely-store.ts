@@ -1,7 +1,14 @@
-import type { Generated, Kysely, Selectable, Transaction } from 'kysely';
+import type { Kysely } from 'kysely';
+import {
+  type Database,
+  num,
+  shownChanged,
+  snapshotColumns,
+  toThread,
+  type WriteTx,
+} from './schema.ts';
 import type {
   Announcement,
-  AnnouncementKind,
   Counts,
   DigestClaim,
   JobSnapshot,
@@ -10,127 +17,17 @@ import type {
   OutboxItem,
   PollSchedule,
   Store,
-  ThreadStatus,
 } from './types.ts';
 
-/** Row types as the database holds them. */
-export interface Database {
-  job_threads: {
-    id: Generated<number>;
-    team_id: string;
-    channel_id: string;
-    thread_ts: string;
-    user_id: string;
-    prompt: string;
-    job_id: string | null;
-    status: ThreadStatus;
-    model: string | null;
-    repository: string | null;
-    ref: string | null;
-    pr_link: string | null;
-    error: string | null;
-    round: Generated<number>;
-    root_version: Generated<number>;
-    root_shown_version: Generated<number>;
-    next_poll_at: number | null;
-    poll_interval_ms: number;
-    created_at: number;
-    updated_at: number;
-  };
-  outbox: {
-    id: Generated<number>;
-    thread_id: number;
-    dedupe_key: string;
-    kind: AnnouncementKind;
-    pr_link: string | null;
-    attempts: Generated<number>;
-    next_attempt_at: number;
-    sent_at: number | null;
-    last_error: string | null;
-    created_at: number;
-  };
-  slack_events: { key: string; received_at: number };
-  budget_uses: { id: Generated<number>; bucket: string; used_at: number };
-  visitor_points: {
-    range_key: string;
-    human: number;
-    ai: number;
-    total: number;
-    fetched_at: number;
-  };
-  digest_runs: {
-    channel_id: string;
-    period_key: string;
-    owner: string;
-    claimed_at: number;
-    posted_at: number | null;
-  };
-}
-
-export type Db = Kysely<Database>;
-/** Runs `fn` in a transaction that holds the write lock from its first statement. */
-export type WriteTx = <T>(fn: (tx: Transaction<Database>) => Promise<T>) => Promise<T>;
-
-type ThreadRow = Selectable<Database['job_threads']>;
-
-// Some drivers hand back BIGINT as a string; every number we store fits a double.
-const num = (v: number | string): number => Number(v);
-const numOrNull = (v: number | string | null): number | null => (v === null ? null : Number(v));
-
-function toThread(r: ThreadRow): JobThread {
-  return {
-    id: num(r.id),
-    teamId: r.team_id,
-    channelId: r.channel_id,
-    threadTs: r.thread_ts,
-    userId: r.user_id,
-    prompt: r.prompt,
-    jobId: r.job_id,
-    status: r.status,
-    model: r.model,
-    repository: r.repository,
-    ref: r.ref,
-    prLink: r.pr_link,
-    error: r.error,
-    round: num(r.round),
-    rootVersion: num(r.root_version),
-    rootShownVersion: num(r.root_shown_version),
-    nextPollAt: numOrNull(r.next_poll_at),
-    pollIntervalMs: num(r.poll_interval_ms),
-    createdAt: num(r.created_at),
-    updatedAt: num(r.updated_at),
-  };
-}
-
-function snapshotColumns(s: JobSnapshot) {
-  return {
-    job_id: s.jobId,
-    status: s.status,
-    model: s.model,
-    repository: s.repository,
-    ref: s.ref,
-    pr_link: s.prLink,
-  };
-}
-
-/** What the root message shows; a change in any of these needs a `chat.update`. */
-function shownChanged(t: ThreadRow, s: JobSnapshot): boolean {
-  return (
-    t.status !== s.status ||
-    t.pr_link !== s.prLink ||
-    t.model !== s.model ||
-    t.repository !== s.repository ||
-    t.ref !== s.ref
-  );
-}
+export type { Database, WriteTx } from './schema.ts';
 
 /** The store's queries, written once over Kysely for every engine. */
 export class KyselyStore implements Store {
-  readonly #db: Db;
+  readonly #db: Kysely<Database>;
   readonly #writeTx: WriteTx;
   readonly #close: () => Promise<void>;
 
-  constructor(db: Db, writeTx: WriteTx, close: () => Promise<void>) {
+  constructor(db: Kysely<Database>, writeTx: WriteTx, close: () => Promise<void>) {
     this.#db = db;
     this.#writeTx = writeTx;
     this.#close = close;

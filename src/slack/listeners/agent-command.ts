@@ -1,16 +1,8 @@
 import type { App } from '@slack/bolt';
-import { z } from 'zod';
 import type { JobService } from '../../jobs/service.ts';
 import type { Logger } from '../../log.ts';
 import { AGENT_USAGE } from '../blocks.ts';
-
-/** The fields of a slash command payload we read. */
-export const SlashCommand = z.object({
-  text: z.string().default(''),
-  team_id: z.string().min(1),
-  channel_id: z.string().min(1),
-  user_id: z.string().min(1),
-});
+import { readCommand } from './command-payload.ts';
 
 /**
  * `/agent <prompt>`: ack within Slack's 3 s (with usage when there is no prompt), then
@@ -19,16 +11,9 @@ export const SlashCommand = z.object({
 export function registerAgentCommand(app: App, deps: { jobs: JobService; log: Logger }): void {
   const log = deps.log.child({ component: 'agent-command' });
   app.command('/agent', async ({ command, ack, respond }) => {
-    const parsed = SlashCommand.safeParse(command);
-    if (!parsed.success) {
-      log.warn({ issues: parsed.error.issues.map((i) => i.path.join('.')) }, 'command.malformed');
-      await ack({
-        response_type: 'ephemeral',
-        text: "Sorry, I couldn't read that command. Please try again.",
-      });
-      return;
-    }
-    const { text, team_id, channel_id, user_id } = parsed.data;
+    const payload = await readCommand(command, ack, log);
+    if (!payload) return;
+    const { text, team_id, channel_id, user_id } = payload;
     const prompt = text.trim();
     if (prompt === '' || /^help$/i.test(prompt)) {
       await ack({ response_type: 'ephemeral', text: AGENT_USAGE });

@@ -1,11 +1,11 @@
 import type { App } from '@slack/bolt';
-import { ChatError, NOT_IN_CHANNEL_CODES } from '../../jobs/ports.ts';
+import { ChatError, NOT_IN_CHANNEL_CODES } from '../../chat-errors.ts';
 import type { Logger } from '../../log.ts';
 import { describeReportFailure } from '../../reports/failures.ts';
 import type { ReportPoster } from '../../reports/ports.ts';
 import { parseVisitorsArgs } from '../../reports/range.ts';
 import type { ReportService } from '../../reports/service.ts';
-import { SlashCommand } from './agent-command.ts';
+import { readCommand } from './command-payload.ts';
 
 /** Past this, the requester gets a short "working on it" note. */
 const SLOW_MS = 2_500;
@@ -20,16 +20,9 @@ export function registerVisitorsCommand(
 ): void {
   const log = deps.log.child({ component: 'visitors-command' });
   app.command('/visitors', async ({ command, ack, respond }) => {
-    const parsed = SlashCommand.safeParse(command);
-    if (!parsed.success) {
-      log.warn({ issues: parsed.error.issues.map((i) => i.path.join('.')) }, 'command.malformed');
-      await ack({
-        response_type: 'ephemeral',
-        text: "Sorry, I couldn't read that command. Please try again.",
-      });
-      return;
-    }
-    const { text, channel_id, user_id } = parsed.data;
+    const payload = await readCommand(command, ack, log);
+    if (!payload) return;
+    const { text, channel_id, user_id } = payload;
     const args = parseVisitorsArgs(text, new Date(), deps.timeZone);
     if (!args.ok) {
       log.info({ channelId: channel_id, userId: user_id }, 'visitors.bad_arguments');

@@ -1,0 +1,24 @@
+/**
+ * How a failed chat (Slack) call is described to the features, whichever posted it: the
+ * Slack side maps SDK errors onto this once (src/slack/chat.ts).
+ */
+
+/** A chat call that failed. `code` is the platform's error code when there is one. */
+export class ChatError extends Error {
+  readonly code: string;
+  readonly retryable: boolean;
+  readonly retryAfterMs: number | undefined;
+  constructor(code: string, opts: { retryable: boolean; retryAfterMs?: number }) {
+    super(`Slack call failed: ${code}`);
+    this.name = 'ChatError';
+    this.code = code;
+    this.retryable = opts.retryable;
+    this.retryAfterMs = opts.retryAfterMs;
+  }
+}
+
+/** The bot cannot post in the channel: it must be invited first. */
+export const NOT_IN_CHANNEL_CODES: ReadonlySet<string> = new Set([
+  'not_in_channel',
+  'channel_not_found',
+]);

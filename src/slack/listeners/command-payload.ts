@@ -1,0 +1,31 @@
+import type { AckFn, RespondArguments } from '@slack/bolt';
+import { z } from 'zod';
+import type { Logger } from '../../log.ts';
+
+/** The fields of a slash command payload the bot reads. */
+export const SlashCommand = z.object({
+  text: z.string().default(''),
+  team_id: z.string().min(1),
+  channel_id: z.string().min(1),
+  user_id: z.string().min(1),
+});
+export type SlashCommand = z.infer<typeof SlashCommand>;
+
+/**
+ * Validates a command payload; a malformed one is answered in the ack and logged, and
+ * `undefined` comes back so the listener stops there.
+ */
+export async function readCommand(
+  command: unknown,
+  ack: AckFn<string | RespondArguments>,
+  log: Logger,
+): Promise<SlashCommand | undefined> {
+  const parsed = SlashCommand.safeParse(command);
+  if (parsed.success) return parsed.data;
+  log.warn({ issues: parsed.error.issues.map((i) => i.path.join('.')) }, 'command.malformed');
+  await ack({
+    response_type: 'ephemeral',
+    text: "Sorry, I couldn't read that command. Please try again.",
+  });
+  return undefined;
+}
