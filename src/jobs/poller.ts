@@ -51,8 +51,9 @@ export function startPoller(deps: PollerDeps): Loop {
         backoff,
         deps.random,
       );
-      const announcements: Announcement[] =
-        changed && final ? [announce(jobId, thread.round, snapshot)] : [];
+      // A final status is announced even when it is the one we already knew (a job can be
+      // final in the create answer itself); the outbox key keeps it to once per round.
+      const announcements: Announcement[] = final ? [announce(jobId, thread.round, snapshot)] : [];
       await store.recordPoll(
         thread.id,
         snapshot,

@@ -138,7 +138,14 @@ export function createJobService(deps: JobServiceDeps) {
     const started = performance.now();
     try {
       const job = await api.sendMessage(thread.jobId, text);
-      await store.recordFollowUp(thread.id, toSnapshot(job), firstPoll(), now());
+      // The answer may still show the previous round's final status; the job has new work
+      // now, so it counts as active until a poll says otherwise.
+      await store.recordFollowUp(
+        thread.id,
+        { ...toSnapshot(job), status: 'active' },
+        firstPoll(),
+        now(),
+      );
       log.info(
         {
           jobId: thread.jobId,

@@ -1,0 +1,107 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, expect, it } from 'vitest';
+import { NotFound } from '../../src/api/errors.ts';
+import type { Job } from '../../src/api/schemas.ts';
+import { startPoller } from '../../src/jobs/poller.ts';
+import { openSqliteStore } from '../../src/store/sqlite.ts';
+import type { Store } from '../../src/store/types.ts';
+import { memoryLogger } from '../helpers/log.ts';
+import { eventually } from '../helpers/net.ts';
+
+/** A scripted stand-in for the service's GET job: what the poller is told, in order. */
+function scriptedApi(answers: (Job | Error)[]) {
+  const calls: string[] = [];
+  return {
+    calls,
+    getJob: async (id: string) => {
+      calls.push(id);
+      const next = answers.length > 1 ? answers.shift()! : answers[0]!;
+      if (next instanceof Error) throw next;
+      return next;
+    },
+  };
+}
+
+const job = (over: Partial<Job> = {}): Job => ({
+  id: 'job_1',
+  status: 'active',
+  prLink: null,
+  source: { repository: 'https://github.com/acme/docs', ref: 'main' },
+  model: 'm',
+  ...over,
+});
+
+let dir: string;
+let store: Store;
+beforeEach(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'poller-'));
+  store = await openSqliteStore(join(dir, 'bot.sqlite'));
+});
+afterEach(async () => {
+  await store.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+async function threadWith(status: 'active' | 'completed') {
+  const t = await store.createThread(
+    { teamId: 'T', channelId: 'C', threadTs: '1.1', userId: 'U', prompt: 'p' },
+    0,
+  );
+  await store.attachJob(
+    t.id,
+    { jobId: 'job_1', status, model: 'm', repository: 'r', ref: 'main', prLink: null },
+    { nextPollAt: Date.now(), pollIntervalMs: 10 },
+    0,
+  );
+  return t;
+}
+
+it('announces a job that was already final when created', async () => {
+  await threadWith('completed');
+  const api = scriptedApi([job({ status: 'completed' })]);
+  const poller = startPoller({
+    store,
+    api,
+    log: memoryLogger().log,
+    backoff: { baseMs: 10, maxMs: 40 },
+    onChange: () => {},
+  });
+  try {
+    const [item] = await eventually(async () => {
+      const p = await store.pendingAnnouncements(Date.now(), 10);
+      return p.length ? p : undefined;
+    }, 'an announcement');
+    expect(item?.announcement).toMatchObject({ kind: 'completed', prLink: null });
+  } finally {
+    await poller.stop();
+  }
+  expect(api.calls).toHaveLength(1); // final: no longer polled
+});
+
+it('backs off while nothing changes, announces a 404 once, and stops polling', async () => {
+  await threadWith('active');
+  const api = scriptedApi([job(), job(), job(), new NotFound('job.get', 'The job')]);
+  const poller = startPoller({
+    store,
+    api,
+    log: memoryLogger().log,
+    backoff: { baseMs: 10, maxMs: 40 },
+    onChange: () => {},
+  });
+  try {
+    await eventually(
+      async () => (await store.pendingAnnouncements(Date.now(), 10)).length === 1,
+      'lost',
+    );
+    const t = await store.findThread('T', 'C', '1.1');
+    expect(t).toMatchObject({ status: 'lost', nextPollAt: null });
+    expect(t!.pollIntervalMs).toBeGreaterThan(10);
+    const calls = api.calls.length;
+    await new Promise((r) => setTimeout(r, 150));
+    expect(api.calls).toHaveLength(calls);
+  } finally {
+    await poller.stop();
+  }
+});
