@@ -52,6 +52,7 @@ const MAX_BODY = 1_000_000;
 
 const ENDPOINTS = [
   'POST /agent {text, channel?, user?}          run /agent as a user; answers the bot ack',
+  'POST /visitors {text, channel?, user?}       run /visitors as a user (e.g. text "7d")',
   'POST /reply {thread_ts, text, channel?, user?} a user replies in a thread',
   'GET  /messages?channel=C0001                  channel history as the fake Slack holds it',
   'GET  /jobs                                    jobs in the API emulator',
@@ -201,15 +202,16 @@ function publicJob(j: EmulatedJob): Json {
 
 // ---- control API ----------------------------------------------------------------------------
 
-async function agent(body: Json): Promise<Json> {
+async function command(name: '/agent' | '/visitors', body: Json): Promise<Json> {
   const text = field(body, 'text', { allowEmpty: true });
   const channel = slackId(body, 'channel', DEFAULT_CHANNEL);
   const user = slackId(body, 'user', DEFAULT_USER);
   // The renderer reads the channel from a response_url id of the form `C…-…`.
   const id = `${channel}-${randomBytes(6).toString('hex')}`;
   const responseUrl = slack.responseUrl(id);
-  responseUrls.set(id, { channel, user, command: '/agent' });
+  responseUrls.set(id, { channel, user, command: name });
   const fields = slashCommand({
+    command: name,
     text,
     response_url: responseUrl,
     channel_id: channel,
@@ -217,7 +219,7 @@ async function agent(body: Json): Promise<Json> {
   });
   const res = await toBot(formEncode(fields));
   acks.push({
-    command: '/agent',
+    command: name,
     text,
     channel,
     user,
@@ -273,7 +275,9 @@ async function route(req: IncomingMessage): Promise<{ status?: number; body: unk
     case 'GET /':
       return { body: { endpoints: ENDPOINTS, eventsUrl, slack: slack.url, api: api.url } };
     case 'POST /agent':
-      return { body: await agent(body) };
+      return { body: await command('/agent', body) };
+    case 'POST /visitors':
+      return { body: await command('/visitors', body) };
     case 'POST /reply':
       return { body: await reply(body) };
     case 'GET /messages': {

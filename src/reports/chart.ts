@@ -20,7 +20,7 @@ const INK = '#111827';
 const MUTED = '#6b7280';
 const GRID = '#e5e7eb';
 const AXIS = '#9ca3af';
-const LABEL_MAX_CHARS = 14;
+const LABEL_MAX_CHARS = 18;
 
 // The bot runs in a slim container without system fonts, and resvg silently drops text it has
 // no font for, so Inter ships as an npm dependency and is the only font resvg may use. That also

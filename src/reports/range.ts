@@ -190,15 +190,22 @@ function bucketLabel(from: LocalDate, to: LocalDate): string {
   return `${dayLabel(from)}–${sameMonth ? Number(last.slice(8)) : dayLabel(last)}`;
 }
 
-/** Daily up to 14 days, else 7-day buckets (14-day ones past 98 days, ...) so ≤ 14 points. */
+/**
+ * Daily up to 14 days, else 7-day buckets (14-day ones past 98 days, ...) so ≤ 14 points.
+ * Buckets are counted back from the end, so the latest weeks are whole and only the first
+ * may be shorter; its label says how many days it covers, since unique visitors over fewer
+ * days would otherwise read as a drop.
+ */
 export function chartBuckets(range: DateRange): ChartBucket[] {
   const step = range.days <= MAX_POINTS ? 1 : 7 * Math.ceil(range.days / (7 * MAX_POINTS));
   const buckets: ChartBucket[] = [];
-  for (let from = range.from; from < range.to; ) {
-    const next = addDays(from, step);
-    const to = next < range.to ? next : range.to;
-    buckets.push({ label: bucketLabel(from, to), from, to });
-    from = to;
+  for (let to = range.to; to > range.from; ) {
+    const back = addDays(to, -step);
+    const from = back > range.from ? back : range.from;
+    const days = daysBetween(from, to);
+    const label = bucketLabel(from, to) + (days < step ? ` (${days}d)` : '');
+    buckets.unshift({ label, from, to });
+    to = from;
   }
   return buckets;
 }

@@ -242,23 +242,23 @@ describe('chartBuckets', () => {
     expect(fortnight[6]).toEqual({ label: 'Oct 31', from: '2026-10-31', to: '2026-11-01' });
   });
 
-  it('switches to weekly buckets past 14 days; the last may be shorter', () => {
+  it('switches to weekly buckets past 14 days, whole weeks at the end; the first says its length', () => {
     const b = check(range('2026-11-03', '2026-11-18'));
     expect(b).toEqual([
-      { label: 'Nov 3–9', from: '2026-11-03', to: '2026-11-10' },
-      { label: 'Nov 10–16', from: '2026-11-10', to: '2026-11-17' },
-      { label: 'Nov 17', from: '2026-11-17', to: '2026-11-18' },
+      { label: 'Nov 3 (1d)', from: '2026-11-03', to: '2026-11-04' },
+      { label: 'Nov 4–10', from: '2026-11-04', to: '2026-11-11' },
+      { label: 'Nov 11–17', from: '2026-11-11', to: '2026-11-18' },
     ]);
   });
 
   it('labels buckets across months and years', () => {
     const b = check(range('2026-10-23', '2026-11-22'));
     expect(b.map((x) => x.label)).toEqual([
-      'Oct 23–29',
-      'Oct 30–Nov 5',
-      'Nov 6–12',
-      'Nov 13–19',
-      'Nov 20–21',
+      'Oct 23–24 (2d)',
+      'Oct 25–31',
+      'Nov 1–7',
+      'Nov 8–14',
+      'Nov 15–21',
     ]);
     expect(check(range('2026-12-28', '2027-01-18'))[0]?.label).toBe('Dec 28–Jan 3');
   });
@@ -267,7 +267,8 @@ describe('chartBuckets', () => {
     expect(check(range('2026-08-24', '2026-11-22'))).toHaveLength(13);
     expect(check(range('2026-08-16', '2026-11-22'))).toHaveLength(14);
     const year = check(range('2026-01-01', '2027-01-01'));
-    expect(year[0]?.label).toBe('Jan 1–28');
+    expect(year.at(-1)?.label).toBe('Dec 4–31');
+    expect(year[0]?.label).toBe('Jan 1 (1d)');
   });
 });
 
