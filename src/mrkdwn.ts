@@ -7,6 +7,28 @@ export function escapeMrkdwn(text: string): string {
   return text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
 }
 
+/**
+ * Slack sends message and command text with `&`, `<` and `>` already encoded as entities
+ * (the same three escapes). Decoding at the edge gives the agent what the person typed;
+ * `escapeMrkdwn` encodes it again wherever it is shown.
+ */
+export function decodeSlackText(text: string): string {
+  return text.replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&amp;/g, '&');
+}
+
+/**
+ * Escapes, then cuts to `max` characters of *escaped* text (escaping lengthens it, and
+ * Slack's limits apply to what is sent), never leaving half an entity at the cut.
+ */
+export function escapeAndTruncate(text: string, max: number): string {
+  const escaped = escapeMrkdwn(text);
+  if (escaped.length <= max) return escaped;
+  return `${escaped
+    .slice(0, Math.max(0, max - 1))
+    .replace(/&[a-z]{0,3}$/, '')
+    .replace(/[\uD800-\uDBFF]$/, '')}…`;
+}
+
 /** Cuts text to `max` characters, marking the cut. Counts UTF-16 units, as Slack does. */
 export function truncate(text: string, max: number): string {
   if (text.length <= max) return text;
@@ -19,10 +41,21 @@ export function link(url: string, label: string): string {
   return `<${safeUrl}|${escapeMrkdwn(label)}>`;
 }
 
-/** Quotes every line (`>`), for showing a prompt as a block quote. */
-export function quote(text: string): string {
-  return text
-    .split('\n')
-    .map((line) => `>${line}`)
-    .join('\n');
+/**
+ * Quotes lines (`>`) for showing a prompt as a block quote, within `max` characters of
+ * output: quoting adds a character per line, so the lines that do not fit are dropped.
+ */
+export function quote(text: string, max = Number.POSITIVE_INFINITY): string {
+  const out: string[] = [];
+  let length = 0;
+  for (const line of text.split('\n')) {
+    const next = `>${line}`;
+    if (length + next.length + 1 > max) {
+      out.push('>…');
+      break;
+    }
+    out.push(next);
+    length += next.length + 1;
+  }
+  return out.join('\n');
 }

@@ -24,10 +24,13 @@ export function createSlackApp(opts: {
   const logger = boltLogger(opts.log.child({ component: 'bolt' }));
   const clientOptions: WebClientOptions = {
     slackApiUrl: slack.apiUrl,
-    // The notifier owns pacing and retries of announcements; the SDK should not sit on a
-    // rate-limited call for minutes behind its back.
+    // The notifier's outbox owns retries (checking the thread before posting again); a
+    // client-side resend of chat.postMessage after a 5xx could post twice. Rate-limited
+    // calls are rejected, not queued, so the caller decides when to ask again.
     rejectRateLimitedCalls: true,
-    retryConfig: { retries: 2, factor: 2, minTimeout: 500, maxTimeout: 3_000, randomize: true },
+    retryConfig: { retries: 0 },
+    // No call may hang the single notifier loop.
+    timeout: 15_000,
   };
   const customRoutes = [
     {

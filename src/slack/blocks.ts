@@ -1,5 +1,5 @@
 import type { KnownBlock } from '@slack/types';
-import { escapeMrkdwn, link, quote, truncate } from '../mrkdwn.ts';
+import { escapeAndTruncate, escapeMrkdwn, link, quote } from '../mrkdwn.ts';
 import type { Announcement, JobThread, ThreadStatus } from '../store/types.ts';
 
 /**
@@ -13,8 +13,8 @@ export interface Message {
   blocks: KnownBlock[];
 }
 
-/** Room for the prompt inside a 3,000-character section, after the heading line. */
-const PROMPT_MAX = 2_600;
+/** Room for the quoted, escaped prompt inside a 3,000-character section, after the heading line. */
+const PROMPT_MAX = 2_900;
 /** The fallback text is shown in notifications; keep it short. */
 const FALLBACK_PROMPT_MAX = 150;
 
@@ -40,7 +40,7 @@ export function rootMessage(t: RootView): Message {
       type: 'section',
       text: {
         type: 'mrkdwn',
-        text: `<@${t.userId}> asked the docs agent:\n${quote(escapeMrkdwn(truncate(t.prompt, PROMPT_MAX)))}`,
+        text: `<@${t.userId}> asked the docs agent:\n${quote(escapeAndTruncate(t.prompt, PROMPT_MAX), PROMPT_MAX)}`,
       },
     },
   ];
@@ -58,7 +58,7 @@ export function rootMessage(t: RootView): Message {
   if (t.status === 'start_failed' && t.error) {
     blocks.push({
       type: 'section',
-      text: { type: 'mrkdwn', text: escapeMrkdwn(truncate(t.error, 2_900)) },
+      text: { type: 'mrkdwn', text: escapeAndTruncate(t.error, 2_900) },
     });
   } else if (t.status === 'active' || t.status === 'starting') {
     blocks.push({
@@ -68,7 +68,7 @@ export function rootMessage(t: RootView): Message {
       ],
     });
   }
-  const text = `${s.label}: docs agent job for <@${t.userId}>: ${escapeMrkdwn(truncate(t.prompt, FALLBACK_PROMPT_MAX))}`;
+  const text = `${s.label}: docs agent job for <@${t.userId}>: ${escapeAndTruncate(t.prompt, FALLBACK_PROMPT_MAX)}`;
   return { text, blocks };
 }
 

@@ -12,21 +12,17 @@ const AnnouncementMetadata = z.object({
   event_payload: z.object({ key: z.string() }),
 });
 
-/** Platform errors that will not go away by asking again. */
-const PERMANENT = new Set([
-  'not_in_channel',
-  'channel_not_found',
-  'is_archived',
-  'message_not_found',
-  'cant_update_message',
-  'msg_too_long',
-  'invalid_blocks',
-  'no_text',
-  'not_authed',
-  'invalid_auth',
-  'account_inactive',
-  'token_revoked',
-  'missing_scope',
+/**
+ * Platform errors worth asking again for; any other error code will not go away by
+ * retrying (bad channel, bad blocks, revoked token, …), so it is not retried forever.
+ */
+const TRANSIENT = new Set([
+  'ratelimited',
+  'internal_error',
+  'fatal_error',
+  'service_unavailable',
+  'request_timeout',
+  'team_added_to_org',
 ]);
 
 /** Maps the Slack SDK's errors onto ours, once, for every call below. */
@@ -40,7 +36,7 @@ export function toChatError(err: unknown): ChatError {
   switch (e?.code) {
     case ErrorCode.PlatformError: {
       const code = e.data?.error ?? 'unknown_error';
-      return new ChatError(code, { retryable: !PERMANENT.has(code) });
+      return new ChatError(code, { retryable: TRANSIENT.has(code) });
     }
     case ErrorCode.RateLimitedError:
       return new ChatError('ratelimited', {

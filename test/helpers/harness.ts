@@ -18,6 +18,11 @@ import {
   slashCommand,
 } from './slack-requests.ts';
 
+/** What Slack does to typed text before sending it to an app. */
+export function slackEncode(text: string): string {
+  return text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
+}
+
 export const SECRETS = {
   botToken: 'xoxb-test-bot-token-0000000001',
   appToken: 'xapp-1-test-app-token-000001',
@@ -147,11 +152,18 @@ export class Harness {
     return openSqliteStore(join(this.dir, 'bot.sqlite'));
   }
 
-  /** Runs a slash command as Slack would, over HTTP or Socket Mode; returns the ack. */
-  async command(text: string, o: { command?: string; channel?: string; user?: string } = {}) {
+  /**
+   * Runs a slash command as Slack would, over HTTP or Socket Mode; returns the ack. Slack
+   * sends what the person typed with `&`, `<`, `>` encoded; `raw` sends text as given
+   * (e.g. the `<!channel>` Slack itself produces for a typed @channel mention).
+   */
+  async command(
+    text: string,
+    o: { command?: string; channel?: string; user?: string; raw?: boolean } = {},
+  ) {
     const responseUrl = this.slack.responseUrl();
     const fields = slashCommand({
-      text,
+      text: o.raw ? text : slackEncode(text),
       response_url: responseUrl,
       command: o.command ?? '/agent',
       channel_id: o.channel ?? CHANNEL,

@@ -206,6 +206,31 @@ describe('thread replies', () => {
     expect(h.slack.callsTo('chat.postEphemeral')).toHaveLength(0);
   });
 
+  it('answers a files-only reply in the thread instead of dropping it', async () => {
+    const { root } = await startJob();
+    const { ts } = h.slack.addUserMessage({
+      channel: CHANNEL,
+      user: 'U0001',
+      text: '',
+      thread_ts: root.ts,
+    });
+    await h.deliverEvent(
+      h.event({
+        type: 'message',
+        subtype: 'file_share',
+        channel: CHANNEL,
+        user: 'U0001',
+        text: '',
+        ts,
+        thread_ts: root.ts,
+        files: [{ id: 'F1' }],
+      }),
+    );
+    const eph = await h.slack.waitFor((c) => c.method === 'chat.postEphemeral');
+    expect(String(eph.args.text)).toContain('only pass text');
+    expect(h.api.requestsTo('message')).toHaveLength(0);
+  });
+
   it('tells the person, in the thread, when a follow-up cannot be sent', async () => {
     const { root } = await startJob();
     h.api.inject('message', {
@@ -315,8 +340,12 @@ describe('bad input and failures on /agent', () => {
     expect(h.api.requests).toHaveLength(0);
   });
 
-  it('echoes a prompt with a channel ping and a forged link escaped', async () => {
-    await h.command('Fix <!channel> and <https://evil.example|the docs> & more');
+  it.each([
+    ['as Slack encodes typed text', false],
+    ['raw, as Slack sends a real @channel mention', true],
+  ])('echoes a prompt with a channel ping and a forged link escaped (%s)', async (_how, raw) => {
+    const prompt = 'Fix <!channel> and <https://evil.example|the docs> & more';
+    await h.command(prompt, { raw });
     await eventually(() => h.slack.callsTo('chat.update').length > 0, 'root update');
     const posted = JSON.stringify(
       h.slack
@@ -327,9 +356,20 @@ describe('bad input and failures on /agent', () => {
     expect(posted).not.toContain('<!channel>');
     expect(posted).not.toContain('<https://evil.example|the docs>');
     expect(posted).toContain('&lt;!channel&gt;');
-    expect(posted).toContain('&lt;https://evil.example|the docs&gt;');
-    expect(h.api.requestsTo('create')[0]?.body).toEqual({
-      prompt: 'Fix <!channel> and <https://evil.example|the docs> & more',
+    expect(posted).toContain('&lt;https://evil.example|the docs&gt; &amp; more');
+    expect(posted).not.toContain('&amp;lt;'); // not escaped twice
+    // The agent gets what the person typed.
+    expect(h.api.requestsTo('create')[0]?.body).toEqual({ prompt });
+  });
+
+  it('sends a thread reply to the agent as typed, not in Slack entities', async () => {
+    await h.command('Add a page');
+    const root = await eventually(() => h.roots()[0], 'root');
+    await eventually(() => h.api.createdJobs()[0], 'job');
+    await h.reply(root.ts, 'Wrap it in <Note> & add a tip');
+    await eventually(() => h.api.requestsTo('message').length === 1, 'follow-up');
+    expect(h.api.requestsTo('message')[0]?.body).toEqual({
+      prompt: 'Wrap it in <Note> & add a tip',
     });
   });
 });

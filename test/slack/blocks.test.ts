@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { escapeMrkdwn, link, truncate } from '../../src/mrkdwn.ts';
+import { decodeSlackText, escapeMrkdwn, link, truncate } from '../../src/mrkdwn.ts';
 import { announcementMessage, type RootView, rootMessage } from '../../src/slack/blocks.ts';
 
 const view = (over: Partial<RootView> = {}): RootView => ({
@@ -18,6 +18,12 @@ const view = (over: Partial<RootView> = {}): RootView => ({
 const allText = (m: { text: string; blocks: unknown[] }) => m.text + JSON.stringify(m.blocks);
 
 describe('mrkdwn', () => {
+  it("decodes Slack's three entities back to what the person typed", () => {
+    expect(decodeSlackText('wrap in &lt;Note&gt; &amp;amp; add &lt;!channel&gt;')).toBe(
+      'wrap in <Note> &amp; add <!channel>',
+    );
+  });
+
   it('escapes the three control characters so text cannot ping or link', () => {
     expect(escapeMrkdwn('<!channel> & <https://x|y>')).toBe(
       '&lt;!channel&gt; &amp; &lt;https://x|y&gt;',
@@ -59,10 +65,18 @@ describe('root message', () => {
     expect(t).toContain('&amp; more');
   });
 
-  it('stays within the section limit for a very long prompt', () => {
-    const m = rootMessage(view({ prompt: 'x'.repeat(10_000) }));
+  it.each([
+    ['plain', 'x'.repeat(10_000)],
+    ['ampersands (escaping grows them fivefold)', '&'.repeat(2_000)],
+    ['MDX tags', '<b>'.repeat(900)],
+    ['many short lines (quoting adds a character each)', 'a\n'.repeat(1_500)],
+  ])('stays within the section limit for a long prompt: %s', (_name, prompt) => {
+    const m = rootMessage(view({ prompt }));
     for (const b of m.blocks) {
-      if (b.type === 'section' && b.text) expect(b.text.text.length).toBeLessThanOrEqual(3000);
+      if (b.type === 'section' && b.text) {
+        expect(b.text.text.length).toBeLessThanOrEqual(3000);
+        expect(b.text.text).not.toMatch(/&[a-z]{0,3}…/); // no half entity at the cut
+      }
     }
     expect(m.text.length).toBeLessThan(300);
   });

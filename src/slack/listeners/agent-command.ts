@@ -1,6 +1,7 @@
 import type { App } from '@slack/bolt';
 import type { JobService } from '../../jobs/service.ts';
 import type { Logger } from '../../log.ts';
+import { decodeSlackText } from '../../mrkdwn.ts';
 import { AGENT_USAGE } from '../blocks.ts';
 import { readCommand } from './command-payload.ts';
 
@@ -14,7 +15,7 @@ export function registerAgentCommand(app: App, deps: { jobs: JobService; log: Lo
     const payload = await readCommand(command, ack, log);
     if (!payload) return;
     const { text, team_id, channel_id, user_id } = payload;
-    const prompt = text.trim();
+    const prompt = decodeSlackText(text).trim();
     if (prompt === '' || /^help$/i.test(prompt)) {
       await ack({ response_type: 'ephemeral', text: AGENT_USAGE });
       log.info({ channelId: channel_id, userId: user_id, empty: prompt === '' }, 'command.usage');

@@ -2,15 +2,16 @@ import type { App } from '@slack/bolt';
 import { z } from 'zod';
 import type { JobService } from '../../jobs/service.ts';
 import type { Logger } from '../../log.ts';
+import { decodeSlackText } from '../../mrkdwn.ts';
 import type { Store } from '../../store/types.ts';
 
 /**
- * A plain human reply inside a thread. Anything with a subtype (edits, deletes, joins,
- * bot messages, broadcasts) or a bot id is not one.
+ * A human reply inside a thread: a plain message, one with files, or one also sent to the
+ * channel. Edits, deletes, joins, bot messages (any other subtype, or a bot id) are not.
  */
 const ThreadReply = z.object({
   type: z.literal('message'),
-  subtype: z.never().optional(),
+  subtype: z.enum(['file_share', 'thread_broadcast']).optional(),
   bot_id: z.never().optional(),
   user: z.string().min(1),
   text: z.string().default(''),
@@ -54,7 +55,7 @@ export function registerThreadReplies(
       threadTs: m.thread_ts,
       ts: m.ts,
       userId: m.user,
-      text: m.text,
+      text: decodeSlackText(m.text),
     });
   });
 }
