@@ -21,6 +21,7 @@ export const AGENT_USES_PER_HOUR = 100;
 export const ANALYTICS_REQUESTS_PER_HOUR = 100;
 /** Processed Slack events are remembered this long; Slack retries within minutes. */
 const EVENT_MEMORY_MS = 7 * 24 * HOUR_MS;
+const HOUSEKEEPING_MS = 5 * 60_000;
 
 export interface BotOptions {
   logDestination?: DestinationStream;
@@ -28,6 +29,7 @@ export interface BotOptions {
   apiRetry?: Partial<RetryOptions>;
   apiTimeoutMs?: number;
   channelGapMs?: number;
+  followUpGraceMs?: number;
 }
 
 export interface Bot {
@@ -125,7 +127,6 @@ export async function startBot(config: Config, opts: BotOptions = {}): Promise<B
       log,
     });
 
-    await recoverInterruptedStarts(store, log, Date.now());
     const notifier = startNotifier({
       store,
       chat,
@@ -138,6 +139,7 @@ export async function startBot(config: Config, opts: BotOptions = {}): Promise<B
       api,
       log,
       backoff: { baseMs: config.poll.intervalMs, maxMs: config.poll.maxIntervalMs },
+      ...(opts.followUpGraceMs === undefined ? {} : { followUpGraceMs: opts.followUpGraceMs }),
       onChange: () => notifier.kick(),
     });
     stack.push({ name: 'poller', stop: () => poller.stop() });
@@ -146,12 +148,14 @@ export async function startBot(config: Config, opts: BotOptions = {}): Promise<B
       () => notifier.kick(),
     );
 
+    // Runs at start and every few minutes after.
     const housekeeping = startLoop({
       name: 'housekeeping',
       log,
-      idleMs: HOUR_MS,
+      idleMs: HOUSEKEEPING_MS,
       pass: async () => {
         await store.pruneEvents(Date.now() - EVENT_MEMORY_MS);
+        if (await recoverInterruptedStarts(store, log, Date.now())) notifier.kick();
         return null;
       },
     });

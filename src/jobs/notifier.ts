@@ -76,7 +76,10 @@ export function startNotifier(deps: NotifierDeps): Loop {
           log.info(ids, 'announce.already_in_thread');
           continue;
         }
-        await store.markAnnouncementAttempt(item.id, now());
+        if (!(await store.markAnnouncementAttempt(item.id, item.attempts))) {
+          log.debug(ids, 'announce.taken_by_another');
+          continue;
+        }
         await paced(thread.channelId, () => chat.announce(thread, item.announcement));
         await store.markAnnouncementSent(item.id, now());
         log.info({ ...ids, kind, latencyMs: now() - item.createdAt }, 'announce.sent');

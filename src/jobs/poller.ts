@@ -14,6 +14,11 @@ export interface PollerDeps {
   backoff: BackoffOptions;
   /** Jobs polled at the same time, at most. */
   concurrency?: number;
+  /**
+   * How long after a follow-up a final status that may predate it is not believed (until
+   * the job is seen active again). Default: three first-poll delays, at least 30 s.
+   */
+  followUpGraceMs?: number;
   /** Called after a pass recorded something to announce or show. */
   onChange: () => void;
   now?: () => number;
@@ -34,6 +39,7 @@ export function startPoller(deps: PollerDeps): Loop {
   const log = deps.log.child({ component: 'poller' });
   const now = deps.now ?? Date.now;
   const concurrency = deps.concurrency ?? 4;
+  const followUpGraceMs = deps.followUpGraceMs ?? Math.max(3 * backoff.baseMs, 30_000);
   // Aborted on stop, so that shutdown does not wait out a slow API and its retries.
   const stopping = new AbortController();
 
@@ -43,8 +49,15 @@ export function startPoller(deps: PollerDeps): Loop {
     const started = performance.now();
     try {
       const snapshot = toSnapshot(await api.getJob(jobId, { signal: stopping.signal }));
-      const changed = snapshot.status !== thread.status || snapshot.prLink !== thread.prLink;
-      const final = isFinalStatus(snapshot.status);
+      // Right after a follow-up the service may still report the previous round's final
+      // status before it picks up the new message: not the answer to the follow-up yet.
+      const early =
+        isFinalStatus(snapshot.status) &&
+        thread.followUpAt !== null &&
+        now() - thread.followUpAt < followUpGraceMs;
+      const final = isFinalStatus(snapshot.status) && !early;
+      const changed =
+        !early && (snapshot.status !== thread.status || snapshot.prLink !== thread.prLink);
       const { intervalMs, delayMs } = nextPollDelay(
         thread.pollIntervalMs,
         changed,
@@ -54,13 +67,18 @@ export function startPoller(deps: PollerDeps): Loop {
       // A final status is announced even when it is the one we already knew (a job can be
       // final in the create answer itself); the outbox key keeps it to once per round.
       const announcements: Announcement[] = final ? [announce(jobId, thread.round, snapshot)] : [];
-      await store.recordPoll(
+      const recorded = await store.recordPoll(
         thread.id,
-        snapshot,
+        thread.round,
+        early ? null : snapshot,
         { nextPollAt: final ? null : now() + delayMs, pollIntervalMs: intervalMs },
         announcements,
         now(),
       );
+      if (!recorded) {
+        log.info({ jobId, threadId: thread.id }, 'poll.superseded_by_follow_up');
+        return false;
+      }
       const durationMs = Math.round(performance.now() - started);
       if (changed)
         log.info(
@@ -80,6 +98,7 @@ export function startPoller(deps: PollerDeps): Loop {
         const lost: JobSnapshot = { ...snapshotOf(thread, jobId), status: 'lost' };
         await store.recordPoll(
           thread.id,
+          thread.round,
           lost,
           { nextPollAt: null, pollIntervalMs: thread.pollIntervalMs },
           [{ key: announcementKey(jobId, thread.round, 'lost'), kind: 'lost', prLink: null }],
@@ -97,6 +116,7 @@ export function startPoller(deps: PollerDeps): Loop {
       const wait = err instanceof RateLimited ? Math.max(delayMs, err.retryAfterMs) : delayMs;
       await store.recordPoll(
         thread.id,
+        thread.round,
         null,
         { nextPollAt: now() + wait, pollIntervalMs: intervalMs },
         [],

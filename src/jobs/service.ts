@@ -80,18 +80,9 @@ export function createJobService(deps: JobServiceDeps) {
       return;
     }
     const thread = await store.createThread({ ...req, threadTs: ts }, now());
+    let job: Job;
     try {
-      const job = await api.createJob(req.prompt);
-      await store.attachJob(thread.id, toSnapshot(job), firstPoll(), now());
-      log.info(
-        {
-          jobId: job.id,
-          threadId: thread.id,
-          channelId: req.channelId,
-          durationMs: Math.round(performance.now() - started),
-        },
-        'job.created',
-      );
+      job = await api.createJob(req.prompt);
     } catch (err) {
       if (!(err instanceof ApiError)) log.error({ err, threadId: thread.id }, 'job.create_crashed');
       else
@@ -100,7 +91,21 @@ export function createJobService(deps: JobServiceDeps) {
           'job.create_failed',
         );
       await store.startFailed(thread.id, describeFailure(err, 'create'), now());
+      wake();
+      return;
     }
+    // The job exists now: a failure to record it must not invite a second /agent. The
+    // thread stays 'starting' and the next recovery pass says so in the thread.
+    await store.attachJob(thread.id, toSnapshot(job), firstPoll(), now());
+    log.info(
+      {
+        jobId: job.id,
+        threadId: thread.id,
+        channelId: req.channelId,
+        durationMs: Math.round(performance.now() - started),
+      },
+      'job.created',
+    );
     wake();
   }
 
@@ -136,24 +141,9 @@ export function createJobService(deps: JobServiceDeps) {
       return 'refused';
     }
     const started = performance.now();
+    let job: Job;
     try {
-      const job = await api.sendMessage(thread.jobId, text);
-      // The answer may still show the previous round's final status; the job has new work
-      // now, so it counts as active until a poll says otherwise.
-      await store.recordFollowUp(
-        thread.id,
-        { ...toSnapshot(job), status: 'active' },
-        firstPoll(),
-        now(),
-      );
-      log.info(
-        {
-          jobId: thread.jobId,
-          threadId: thread.id,
-          durationMs: Math.round(performance.now() - started),
-        },
-        'job.message_sent',
-      );
+      job = await api.sendMessage(thread.jobId, text);
     } catch (err) {
       if (!(err instanceof ApiError))
         log.error({ err, jobId: thread.jobId }, 'job.message_crashed');
@@ -165,6 +155,22 @@ export function createJobService(deps: JobServiceDeps) {
       await tell(describeFailure(err, 'message'));
       return 'refused';
     }
+    // The answer may still show the previous round's final status; the job has new work
+    // now, so it counts as active until a poll says otherwise.
+    await store.recordFollowUp(
+      thread.id,
+      { ...toSnapshot(job), status: 'active' },
+      firstPoll(),
+      now(),
+    );
+    log.info(
+      {
+        jobId: thread.jobId,
+        threadId: thread.id,
+        durationMs: Math.round(performance.now() - started),
+      },
+      'job.message_sent',
+    );
     wake();
     try {
       await chat.acknowledgeReply(reply.channelId, reply.ts);
@@ -180,22 +186,29 @@ export function createJobService(deps: JobServiceDeps) {
 
 export type JobService = ReturnType<typeof createJobService>;
 
+export const INTERRUPTED_START_MS = 5 * 60_000;
+
 /**
- * A thread still 'starting' at boot was cut off by a crash between posting the root and
- * hearing back from the create call. The job may or may not exist (the call is not
+ * A thread still 'starting' long after its root was posted was cut off by a crash (or a
+ * store failure) between posting the root and recording the create call's answer. The job may or may not exist (the call is not
  * idempotent), so it is not resent: the person is told, in the root message.
  */
 export async function recoverInterruptedStarts(
   store: Store,
   log: Logger,
   now: number,
-): Promise<void> {
-  for (const t of await store.staleStarting(now)) {
+): Promise<number> {
+  let recovered = 0;
+  // Older than any create call can take (timeouts and retries included), so a start still
+  // in flight, in this process or another on the same database, is left alone.
+  for (const t of await store.staleStarting(now - INTERRUPTED_START_MS)) {
     await store.startFailed(
       t.id,
       'The bot restarted while starting this job, so I cannot tell whether it started. Check your pull requests before running `/agent` again.',
       now,
     );
     log.warn({ threadId: t.id, channelId: t.channelId }, 'job.start_interrupted');
+    recovered++;
   }
+  return recovered;
 }

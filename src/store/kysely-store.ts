@@ -153,23 +153,27 @@ export class KyselyStore implements Store {
 
   async recordPoll(
     threadId: number,
+    round: number,
     snapshot: JobSnapshot | null,
     schedule: PollSchedule,
     announcements: Announcement[],
     now: number,
-  ): Promise<void> {
-    await this.#writeTx(async (tx) => {
+  ): Promise<boolean> {
+    return this.#writeTx(async (tx) => {
       const current = await tx
         .selectFrom('job_threads')
         .selectAll()
         .where('id', '=', threadId)
         .executeTakeFirst();
-      if (!current) return;
+      // A follow-up landed while this poll was in flight: its answer belongs to the old
+      // round and must not stop the new one from being watched.
+      if (!current || num(current.round) !== round) return false;
       const changed = snapshot !== null && shownChanged(current, snapshot);
       await tx
         .updateTable('job_threads')
         .set((eb) => ({
           ...(snapshot ? snapshotColumns(snapshot) : {}),
+          ...(snapshot?.status === 'active' ? { follow_up_at: null } : {}),
           next_poll_at: schedule.nextPollAt,
           poll_interval_ms: schedule.pollIntervalMs,
           root_version: changed ? eb('root_version', '+', 1) : eb.ref('root_version'),
@@ -193,6 +197,7 @@ export class KyselyStore implements Store {
           .onConflict((oc) => oc.column('dedupe_key').doNothing())
           .execute();
       }
+      return true;
     });
   }
 
@@ -207,6 +212,7 @@ export class KyselyStore implements Store {
       .set((eb) => ({
         ...snapshotColumns(snapshot),
         round: eb('round', '+', 1),
+        follow_up_at: now,
         next_poll_at: schedule.nextPollAt,
         poll_interval_ms: schedule.pollIntervalMs,
         root_version: eb('root_version', '+', 1),
@@ -254,12 +260,14 @@ export class KyselyStore implements Store {
     }));
   }
 
-  async markAnnouncementAttempt(id: number, _now: number): Promise<void> {
-    await this.#db
+  async markAnnouncementAttempt(id: number, seen: number): Promise<boolean> {
+    const r = await this.#db
       .updateTable('outbox')
-      .set((eb) => ({ attempts: eb('attempts', '+', 1) }))
+      .set({ attempts: seen + 1 })
       .where('id', '=', id)
-      .execute();
+      .where('attempts', '=', seen)
+      .executeTakeFirst();
+    return Number(r.numUpdatedRows) === 1;
   }
 
   async markAnnouncementSent(id: number, now: number): Promise<void> {

@@ -99,6 +99,11 @@ const migrations: Record<string, Migration> = {
         .execute();
     },
   },
+  '0003_follow_up_at': {
+    async up(db: Kysely<unknown>) {
+      await db.schema.alterTable('job_threads').addColumn('follow_up_at', 'bigint').execute();
+    },
+  },
 };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };

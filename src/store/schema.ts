@@ -23,6 +23,7 @@ export interface Database {
     pr_link: string | null;
     error: string | null;
     round: Generated<number>;
+    follow_up_at: number | null;
     root_version: Generated<number>;
     root_shown_version: Generated<number>;
     next_poll_at: number | null;
@@ -86,6 +87,7 @@ export function toThread(r: ThreadRow): JobThread {
     prLink: r.pr_link,
     error: r.error,
     round: num(r.round),
+    followUpAt: numOrNull(r.follow_up_at),
     rootVersion: num(r.root_version),
     rootShownVersion: num(r.root_shown_version),
     nextPollAt: numOrNull(r.next_poll_at),

@@ -34,6 +34,8 @@ export interface JobThread {
   error: string | null;
   /** Follow-ups sent so far; part of an announcement's key, so each round announces anew. */
   round: number;
+  /** When the last follow-up was sent, until a poll sees the job active again. */
+  followUpAt: number | null;
   /** The root message shows version `rootShownVersion`; it needs an update when behind. */
   rootVersion: number;
   rootShownVersion: number;
@@ -123,11 +125,13 @@ export interface Store extends BudgetStore {
    */
   recordPoll(
     threadId: number,
+    /** The round the poll was read in; if a follow-up has started another, nothing is written. */
+    round: number,
     snapshot: JobSnapshot | null,
     schedule: PollSchedule,
     announcements: Announcement[],
     now: number,
-  ): Promise<void>;
+  ): Promise<boolean>;
   /** A follow-up was accepted: next round, watched again. */
   recordFollowUp(
     threadId: number,
@@ -140,8 +144,11 @@ export interface Store extends BudgetStore {
   markRootShown(threadId: number, version: number): Promise<void>;
 
   pendingAnnouncements(now: number, limit: number): Promise<OutboxItem[]>;
-  /** Counts an attempt before it is made, so a crash mid-post is known on restart. */
-  markAnnouncementAttempt(id: number, now: number): Promise<void>;
+  /**
+   * Counts an attempt before it is made, so a crash mid-post is known on restart. Only
+   * succeeds if the attempts are still `seen`: two notifiers never post the same item.
+   */
+  markAnnouncementAttempt(id: number, seen: number): Promise<boolean>;
   markAnnouncementSent(id: number, now: number): Promise<void>;
   markAnnouncementRetry(id: number, nextAttemptAt: number, error: string): Promise<void>;
 

@@ -119,6 +119,7 @@ export class Harness {
       apiRetry: { retries: 2, minDelayMs: 10, maxDelayMs: 50, maxRetryAfterMs: 1_000 },
       apiTimeoutMs: 2_000,
       channelGapMs: 10,
+      followUpGraceMs: 300,
     });
     if (this.socket) await this.socket.waitForConnection();
   }

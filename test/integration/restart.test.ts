@@ -142,6 +142,7 @@ describe('announcements across a crash (in process)', () => {
     const key = announcementKey(jobId, t.round, 'completed');
     await store.recordPoll(
       t.id,
+      t.round,
       {
         jobId,
         status: 'completed',
@@ -155,7 +156,7 @@ describe('announcements across a crash (in process)', () => {
       Date.now(),
     );
     const [item] = await store.pendingAnnouncements(Date.now(), 10);
-    await store.markAnnouncementAttempt(item!.id, Date.now());
+    await store.markAnnouncementAttempt(item!.id, item!.attempts);
     await store.close();
     return key;
   }
@@ -204,7 +205,7 @@ describe('announcements across a crash (in process)', () => {
     const { ts } = (await res.json()) as { ts: string };
     await store.createThread(
       { teamId: 'T0001', channelId: CHANNEL, threadTs: ts, userId: 'U0001', prompt: 'x' },
-      Date.now() - 1000,
+      Date.now() - 6 * 60_000, // older than any create call takes
     );
     await store.close();
     await h.start();

@@ -105,3 +105,44 @@ it('backs off while nothing changes, announces a 404 once, and stops polling', a
     await poller.stop();
   }
 });
+
+it("does not take the previous round's final status as the answer to a follow-up", async () => {
+  const t = await threadWith('completed');
+  await store.recordPoll(t.id, 0, null, { nextPollAt: null, pollIntervalMs: 10 }, [], 0);
+  // A follow-up: round 1, watched again; the service still says 'completed' for a while.
+  await store.recordFollowUp(
+    t.id,
+    { jobId: 'job_1', status: 'active', model: 'm', repository: 'r', ref: 'main', prLink: null },
+    { nextPollAt: Date.now(), pollIntervalMs: 10 },
+    Date.now(),
+  );
+  const stale = job({ status: 'completed' });
+  const api = scriptedApi([
+    stale,
+    stale,
+    stale,
+    job(),
+    job({ status: 'completed', prLink: 'https://x/pull/2' }),
+  ]);
+  const poller = startPoller({
+    store,
+    api,
+    log: memoryLogger().log,
+    backoff: { baseMs: 10, maxMs: 20 },
+    followUpGraceMs: 60_000,
+    onChange: () => {},
+  });
+  try {
+    const [item] = await eventually(async () => {
+      const p = await store.pendingAnnouncements(Date.now(), 10);
+      return p.length ? p : undefined;
+    }, 'the round 1 announcement');
+    expect(item?.announcement).toMatchObject({
+      key: 'job_1:1:completed',
+      prLink: 'https://x/pull/2',
+    });
+    expect(api.calls.length).toBeGreaterThanOrEqual(5);
+  } finally {
+    await poller.stop();
+  }
+});

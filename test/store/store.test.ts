@@ -72,6 +72,7 @@ describe.each(engines)('store (%s)', (_name, open) => {
     expect(await store.nextDueAt()).toBe(200);
     await store.recordPoll(
       b.id,
+      0,
       snap({ jobId: 'b', status: 'completed' }),
       { nextPollAt: null, pollIntervalMs: 100 },
       [],
@@ -84,10 +85,11 @@ describe.each(engines)('store (%s)', (_name, open) => {
     const t = await store.createThread(thread, 0);
     const attached = await store.attachJob(t.id, snap(), { nextPollAt: 1, pollIntervalMs: 1 }, 0);
     expect(attached.rootVersion).toBe(2);
-    await store.recordPoll(t.id, snap(), { nextPollAt: 2, pollIntervalMs: 2 }, [], 0);
+    await store.recordPoll(t.id, 0, snap(), { nextPollAt: 2, pollIntervalMs: 2 }, [], 0);
     expect((await store.getThread(t.id))?.rootVersion).toBe(2);
     await store.recordPoll(
       t.id,
+      0,
       snap({ status: 'completed', prLink: 'https://x/pr/1' }),
       { nextPollAt: null, pollIntervalMs: 2 },
       [],
@@ -102,11 +104,40 @@ describe.each(engines)('store (%s)', (_name, open) => {
     expect((await store.getThread(t.id))?.rootShownVersion).toBe(3);
   });
 
+  it('ignores a poll answer from before a follow-up started a new round', async () => {
+    const t = await store.createThread(thread, 0);
+    await store.attachJob(t.id, snap(), { nextPollAt: 5, pollIntervalMs: 5 }, 0);
+    await store.recordFollowUp(t.id, snap(), { nextPollAt: 50, pollIntervalMs: 5 }, 10);
+    const stale = { key: 'job_1:0:completed', kind: 'completed' as const, prLink: null };
+    expect(
+      await store.recordPoll(
+        t.id,
+        0,
+        snap({ status: 'completed' }),
+        { nextPollAt: null, pollIntervalMs: 5 },
+        [stale],
+        11,
+      ),
+    ).toBe(false);
+    expect(await store.getThread(t.id)).toMatchObject({
+      round: 1,
+      status: 'active',
+      nextPollAt: 50,
+      followUpAt: 10,
+    });
+    expect(await store.pendingAnnouncements(100, 10)).toEqual([]);
+    expect(
+      await store.recordPoll(t.id, 1, snap(), { nextPollAt: 60, pollIntervalMs: 5 }, [], 12),
+    ).toBe(true);
+    expect((await store.getThread(t.id))?.followUpAt).toBeNull(); // seen active again
+  });
+
   it('puts each announcement key in the outbox once', async () => {
     const t = await store.createThread(thread, 0);
     const a = { key: 'job_1:0:completed', kind: 'completed' as const, prLink: 'https://x/pr/1' };
     await store.recordPoll(
       t.id,
+      0,
       snap({ status: 'completed' }),
       { nextPollAt: null, pollIntervalMs: 1 },
       [a],
@@ -114,6 +145,7 @@ describe.each(engines)('store (%s)', (_name, open) => {
     );
     await store.recordPoll(
       t.id,
+      0,
       snap({ status: 'completed' }),
       { nextPollAt: null, pollIntervalMs: 1 },
       [a],
@@ -122,7 +154,8 @@ describe.each(engines)('store (%s)', (_name, open) => {
     const pending = await store.pendingAnnouncements(20, 10);
     expect(pending).toHaveLength(1);
     expect(pending[0]).toMatchObject({ threadId: t.id, attempts: 0, announcement: a });
-    await store.markAnnouncementAttempt(pending[0]!.id, 21);
+    expect(await store.markAnnouncementAttempt(pending[0]!.id, 0)).toBe(true);
+    expect(await store.markAnnouncementAttempt(pending[0]!.id, 0)).toBe(false); // someone else's now
     await store.markAnnouncementRetry(pending[0]!.id, 100, 'ratelimited');
     expect(await store.pendingAnnouncements(50, 10)).toEqual([]);
     expect((await store.pendingAnnouncements(100, 10))[0]?.attempts).toBe(1);
