@@ -30,6 +30,7 @@ export interface BotOptions {
   apiTimeoutMs?: number;
   channelGapMs?: number;
   followUpGraceMs?: number;
+  digest?: { staleClaimMs?: number; retryMs?: number };
 }
 
 export interface Bot {
@@ -173,6 +174,7 @@ export async function startBot(config: Config, opts: BotOptions = {}): Promise<B
         cron: config.digest.cron,
         timeZone: config.digest.timeZone,
         owner: `${hostname()}:${process.pid}`,
+        ...opts.digest,
       });
       stack.push({ name: 'digest', stop: async () => digest.stop() });
     }

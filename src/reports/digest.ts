@@ -9,6 +9,8 @@ import type { ReportService } from './service.ts';
 export const CATCH_UP_MS = 24 * 3_600_000;
 /** A claim this old and never marked posted belongs to an instance that died mid-post. */
 export const STALE_CLAIM_MS = 15 * 60_000;
+/** A run that failed (API down, budget spent) is tried again this much later. */
+export const RETRY_MS = 10 * 60_000;
 
 export interface DigestDeps {
   store: Pick<Store, 'claimDigest' | 'markDigestPosted'>;
@@ -21,6 +23,9 @@ export interface DigestDeps {
   /** Names this instance in claims. */
   owner: string;
   now?: () => number;
+  /** Tests shorten these. */
+  staleClaimMs?: number;
+  retryMs?: number;
 }
 
 export interface Digest {
@@ -38,22 +43,46 @@ export interface Digest {
 export function startDigest(deps: DigestDeps): Digest {
   const log = deps.log.child({ component: 'digest', channelId: deps.channelId });
   const now = deps.now ?? Date.now;
+  const staleMs = deps.staleClaimMs ?? STALE_CLAIM_MS;
+  const retryMs = deps.retryMs ?? RETRY_MS;
+  /** At most one pending retry per scheduled run. */
+  const timers = new Map<number, NodeJS.Timeout>();
+  let stopped = false;
+
+  /** Tries again later, as long as the run is still within its catch-up window. */
+  function later(scheduledAt: Date, delayMs: number, why: string): void {
+    if (stopped || timers.has(scheduledAt.getTime())) return;
+    if (now() + delayMs - scheduledAt.getTime() > CATCH_UP_MS) {
+      log.error({ scheduledAt: scheduledAt.toISOString(), why }, 'digest.given_up');
+      return;
+    }
+    const timer = setTimeout(() => {
+      timers.delete(scheduledAt.getTime());
+      void runFor(scheduledAt);
+    }, delayMs);
+    timers.set(scheduledAt.getTime(), timer);
+    log.info(
+      { scheduledAt: scheduledAt.toISOString(), why, retryInMs: delayMs },
+      'digest.retry_scheduled',
+    );
+  }
 
   async function runFor(scheduledAt: Date): Promise<'posted' | 'skipped' | 'failed'> {
     const { range, key } = digestPeriod(scheduledAt, deps.timeZone);
     const fileKey = `digest-${key}`;
-    const claim = await deps.store.claimDigest(
-      deps.channelId,
-      key,
-      deps.owner,
-      now(),
-      STALE_CLAIM_MS,
-    );
-    if (claim.state === 'posted' || claim.state === 'busy') {
-      log.info({ period: key, state: claim.state }, 'digest.not_ours');
-      return 'skipped';
-    }
     try {
+      const claim = await deps.store.claimDigest(deps.channelId, key, deps.owner, now(), staleMs);
+      if (claim.state === 'posted') {
+        log.info({ period: key }, 'digest.already_posted');
+        return 'skipped';
+      }
+      if (claim.state === 'busy') {
+        // Another instance is posting it, or one that died recently held it: look again
+        // once the claim would be stale.
+        log.info({ period: key, owner: claim.owner }, 'digest.claimed_elsewhere');
+        later(scheduledAt, staleMs + 1_000, 'claimed elsewhere');
+        return 'skipped';
+      }
       // A stale claim may have posted before dying: look before posting again.
       if (
         claim.state === 'stale' &&
@@ -76,15 +105,15 @@ export function startDigest(deps: DigestDeps): Digest {
       );
       return 'posted';
     } catch (err) {
-      // The claim goes stale and a restart within the catch-up window tries again.
       log.error({ err, period: key }, 'digest.failed');
+      // Our claim goes stale by the time we try again, which lets us (or a replica) retake it.
+      later(scheduledAt, Math.max(retryMs, staleMs + 1_000), 'failed');
       return 'failed';
     }
   }
 
   const job = new Cron(deps.cron, { timezone: deps.timeZone, protect: true }, (self: Cron) => {
-    const at = self.currentRun() ?? new Date(now());
-    void runFor(at);
+    void runFor(self.currentRun() ?? new Date(now()));
   });
 
   const missed = new Cron(deps.cron, { timezone: deps.timeZone, paused: true }).previousRuns(
@@ -102,5 +131,13 @@ export function startDigest(deps: DigestDeps): Digest {
     'digest.scheduled',
   );
 
-  return { runFor, stop: () => job.stop() };
+  return {
+    runFor,
+    stop() {
+      stopped = true;
+      job.stop();
+      for (const t of timers.values()) clearTimeout(t);
+      timers.clear();
+    },
+  };
 }

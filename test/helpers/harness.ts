@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
-import { type Bot, startBot } from '../../src/bot.ts';
+import { type Bot, type BotOptions, startBot } from '../../src/bot.ts';
 import { loadConfig } from '../../src/config.ts';
 import { openSqliteStore } from '../../src/store/sqlite.ts';
 import type { Store } from '../../src/store/types.ts';
@@ -105,7 +105,7 @@ export class Harness {
     return `http://127.0.0.1:${this.env.PORT}/slack/events`;
   }
 
-  async start(): Promise<void> {
+  async start(extra: Pick<BotOptions, 'digest'> = {}): Promise<void> {
     const r = loadConfig(this.env);
     if (!r.ok) throw new Error(r.problems.join('\n'));
     const chunks = this.logChunks;
@@ -120,6 +120,7 @@ export class Harness {
       apiTimeoutMs: 2_000,
       channelGapMs: 10,
       followUpGraceMs: 300,
+      ...extra,
     });
     if (this.socket) await this.socket.waitForConnection();
   }

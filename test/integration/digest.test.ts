@@ -5,7 +5,7 @@ import { type Bot, startBot } from '../../src/bot.ts';
 import { loadConfig } from '../../src/config.ts';
 import { digestPeriod, formatRange } from '../../src/reports/range.ts';
 import { Harness, SECRETS } from '../helpers/harness.ts';
-import { freePort, sleep } from '../helpers/net.ts';
+import { eventually, freePort, sleep } from '../helpers/net.ts';
 
 const DIGEST = 'C0DIGEST';
 let h: Harness;
@@ -52,7 +52,7 @@ describe('weekly digest', () => {
     expect(JSON.stringify(digests()[0]?.blocks)).toContain(
       `Weekly docs traffic: ${formatRange(range)}`,
     );
-    expect(`${h.logs}${extraLogs.join('')}`).toContain('digest.not_ours');
+    expect(`${h.logs}${extraLogs.join('')}`).toMatch(/digest\.(claimed_elsewhere|already_posted)/);
 
     await h.stopBot();
     for (const b of extra.splice(0)) await b.stop();
@@ -82,6 +82,33 @@ describe('weekly digest', () => {
     await sleep(800);
     expect(digests()).toHaveLength(0);
     expect(h.logs).toContain('digest.catch_up_skipped');
+  });
+
+  it('retries a run whose claim was still fresh, once it goes stale, and posts once', async () => {
+    const missed = new Date(Date.now() - 3_600_000);
+    h = await Harness.create({ env: { DIGEST_CHANNEL: DIGEST, DIGEST_CRON: cronAt(missed) } });
+    const { key } = digestPeriod(missed, 'UTC');
+    // This very bot, killed mid-build a moment ago, left a fresh claim behind.
+    const store = await h.openStore();
+    await store.claimDigest(DIGEST, key, 'previous-process', Date.now(), 60_000);
+    await store.close();
+    await h.start({ digest: { staleClaimMs: 1_000, retryMs: 500 } });
+    await eventually(() => digests().length === 1, 'the retried digest', 8_000);
+    expect(h.logs).toContain('digest.claimed_elsewhere');
+    await sleep(1_500);
+    expect(digests()).toHaveLength(1);
+  });
+
+  it('retries a run that failed on an API error, and posts once', async () => {
+    const missed = new Date(Date.now() - 3_600_000);
+    h = await Harness.create({ env: { DIGEST_CHANNEL: DIGEST, DIGEST_CRON: cronAt(missed) } });
+    h.api.inject('visitors', { status: 503 }, 3); // the first build fails after its retries
+    await h.start({ digest: { staleClaimMs: 500, retryMs: 500 } });
+    await eventually(() => digests().length === 1, 'the retried digest', 8_000);
+    expect(h.logs).toContain('digest.failed');
+    expect(h.logs).toContain('digest.retry_scheduled');
+    await sleep(1_000);
+    expect(digests()).toHaveLength(1);
   });
 
   it('does not post again for a stale claim whose digest already reached the channel', async () => {
