@@ -37,6 +37,7 @@ import {
   formEncode,
   messageEvent,
   postSigned,
+  slackEncode,
   slashCommand,
 } from '../test/helpers/slack-requests.ts';
 
@@ -212,7 +213,7 @@ async function command(name: '/agent' | '/visitors', body: Json): Promise<Json> 
   responseUrls.set(id, { channel, user, command: name });
   const fields = slashCommand({
     command: name,
-    text,
+    text: slackEncode(text), // as Slack sends typed text
     response_url: responseUrl,
     channel_id: channel,
     user_id: user,
@@ -242,7 +243,9 @@ async function reply(body: Json): Promise<Json> {
   } catch (err) {
     throw new HttpError(404, err instanceof Error ? err.message : String(err));
   }
-  const res = await toBot(JSON.stringify(messageEvent({ text, channel, user, ts, thread_ts })));
+  const res = await toBot(
+    JSON.stringify(messageEvent({ text: slackEncode(text), channel, user, ts, thread_ts })),
+  );
   return { ts, status: res.status, body: res.json ?? res.text };
 }
 

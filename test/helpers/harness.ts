@@ -15,13 +15,9 @@ import {
   formEncode,
   messageEvent,
   postSigned,
+  slackEncode,
   slashCommand,
 } from './slack-requests.ts';
-
-/** What Slack does to typed text before sending it to an app. */
-export function slackEncode(text: string): string {
-  return text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
-}
 
 export const SECRETS = {
   botToken: 'xoxb-test-bot-token-0000000001',

@@ -58,6 +58,11 @@ export async function postSigned(
   }
 }
 
+/** What Slack does to typed text before sending it to an app: `&`, `<`, `>` as entities. */
+export function slackEncode(text: string): string {
+  return text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
+}
+
 export function formEncode(fields: Record<string, string>): string {
   return new URLSearchParams(fields).toString(); // spaces as '+', like Slack
 }
