@@ -239,7 +239,7 @@ async function reply(body: Json): Promise<Json> {
   const user = slackId(body, 'user', DEFAULT_USER);
   let ts: string;
   try {
-    ({ ts } = slack.addUserMessage({ channel, user, text, thread_ts }));
+    ({ ts } = slack.addUserMessage({ channel, user, text: slackEncode(text), thread_ts }));
   } catch (err) {
     throw new HttpError(404, err instanceof Error ? err.message : String(err));
   }

@@ -193,7 +193,12 @@ export class Harness {
   ) {
     const channel = o.channel ?? CHANNEL;
     const user = o.user ?? USER;
-    const { ts } = this.slack.addUserMessage({ channel, user, text, thread_ts: threadTs });
+    const { ts } = this.slack.addUserMessage({
+      channel,
+      user,
+      text: slackEncode(text),
+      thread_ts: threadTs,
+    });
     const body = messageEvent({
       text,
       channel,
