@@ -155,7 +155,10 @@ export async function startBot(config: Config, opts: BotOptions = {}): Promise<B
       log,
       idleMs: HOUSEKEEPING_MS,
       pass: async () => {
-        await store.pruneEvents(Date.now() - EVENT_MEMORY_MS);
+        // Separate steps: one failing must not skip the other.
+        await store
+          .pruneEvents(Date.now() - EVENT_MEMORY_MS)
+          .catch((err: unknown) => log.error({ err }, 'housekeeping.prune_failed'));
         if (await recoverInterruptedStarts(store, log, Date.now())) notifier.kick();
         return null;
       },

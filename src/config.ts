@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { CORE_REQUESTS, DEFAULT_MAX_REQUESTS } from './reports/limits.ts';
 
 /**
- * The runtime contract (DESIGN.md): every environment variable the bot reads, with its
+ * The runtime contract (the README's configuration table): every environment variable the bot reads, with its
  * default, parsed in one place. Nothing else in `src/` reads `process.env`.
  */
 

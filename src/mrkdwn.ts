@@ -13,7 +13,23 @@ export function escapeMrkdwn(text: string): string {
  * `escapeMrkdwn` encodes it again wherever it is shown.
  */
 export function decodeSlackText(text: string): string {
-  return text.replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&amp;/g, '&');
+  return unwrapSlackMarkup(text).replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&amp;/g, '&');
+}
+
+/**
+ * Raw `<…>` in Slack text is always markup (typed angle brackets arrive encoded): links,
+ * mentions, channels, special mentions. The agent gets them as a person reads them.
+ */
+function unwrapSlackMarkup(text: string): string {
+  return text.replace(/<([^<>]*)>/g, (_all, inner: string) => {
+    const [target = '', label] = inner.split('|', 2);
+    if (target.startsWith('@')) return label ? `@${label}` : target;
+    if (target.startsWith('#')) return label ? `#${label}` : target;
+    if (target.startsWith('!'))
+      return `@${(label ?? target.slice(1)).replace(/^@|^subteam\^/, '')}`;
+    const url = target.replace(/^mailto:/, '');
+    return label && label !== url ? `${label} (${url})` : url;
+  });
 }
 
 /**
@@ -43,19 +59,21 @@ export function link(url: string, label: string): string {
 
 /**
  * Quotes lines (`>`) for showing a prompt as a block quote, within `max` characters of
- * output: quoting adds a character per line, so the lines that do not fit are dropped.
+ * output: quoting adds a character per line, so the line that does not fit is cut (never
+ * inside an entity) and the rest dropped.
  */
 export function quote(text: string, max = Number.POSITIVE_INFINITY): string {
   const out: string[] = [];
   let length = 0;
   for (const line of text.split('\n')) {
     const next = `>${line}`;
-    if (length + next.length + 1 > max) {
-      out.push('>…');
+    const room = max - length - (out.length > 0 ? 1 : 0);
+    if (next.length > room) {
+      if (room >= 3) out.push(`${next.slice(0, room - 1).replace(/&[a-z]{0,3}$/, '')}…`);
       break;
     }
     out.push(next);
-    length += next.length + 1;
+    length += next.length + (out.length > 1 ? 1 : 0);
   }
   return out.join('\n');
 }

@@ -1,7 +1,7 @@
 /**
  * Expected failures of the service, as typed errors. `kind` is what callers switch on;
  * `applied` says whether the request may have taken effect, which is what decides whether
- * a non-idempotent POST may be sent again (DESIGN.md rule 5).
+ * a non-idempotent POST may be sent again.
  *
  * Messages are written for the person in Slack and never contain the API key.
  */
@@ -150,7 +150,7 @@ export class BudgetExhausted extends ApiError {
 }
 
 /**
- * The one table of what is retried (DESIGN.md rule 5). GETs are safe to repeat; POSTs are
+ * The one table of what is retried. GETs are safe to repeat; POSTs are
  * repeated only when the service provably did not act on the request.
  */
 export function isRetryable(err: unknown, method: 'GET' | 'POST'): boolean {

@@ -7,7 +7,7 @@ export function clockTime(at: Date): string {
 
 /**
  * What to tell the person in Slack when a create or follow-up call failed. Says whether
- * the request may have reached the agent, so nobody resends blindly (DESIGN.md rule 5).
+ * the request may have reached the agent, so nobody resends blindly.
  */
 export function describeFailure(err: unknown, action: 'create' | 'message'): string {
   const what = action === 'create' ? 'start the job' : 'send your message to the job';

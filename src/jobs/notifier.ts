@@ -10,7 +10,7 @@ export interface NotifierDeps {
   log: Logger;
   /**
    * Least time between two messages in one channel. Slack allows about one message per
-   * second per channel, and chat.update is Tier 3 (DESIGN.md rule 9).
+   * second per channel, and chat.update is Tier 3 (Slack rate limits).
    */
   channelGapMs?: number;
   now?: () => number;
@@ -18,6 +18,8 @@ export interface NotifierDeps {
 
 const BATCH = 20;
 const MAX_RETRY_MS = 5 * 60_000;
+/** Longer than a Slack call can take (15 s timeout), so a post in flight is not taken over. */
+const LEASE_MS = 60_000;
 
 /**
  * Turns recorded state into Slack messages: brings root messages up to date (one
@@ -76,7 +78,7 @@ export function startNotifier(deps: NotifierDeps): Loop {
           log.info(ids, 'announce.already_in_thread');
           continue;
         }
-        if (!(await store.markAnnouncementAttempt(item.id, item.attempts))) {
+        if (!(await store.markAnnouncementAttempt(item.id, item.attempts, now() + LEASE_MS))) {
           log.debug(ids, 'announce.taken_by_another');
           continue;
         }

@@ -25,6 +25,8 @@ export interface PollerDeps {
   random?: () => number;
 }
 
+const CRASH_PAUSE_MS = 1_000;
+
 export function announcementKey(jobId: string, round: number, kind: string): string {
   return `${jobId}:${round}:${kind}`;
 }
@@ -96,7 +98,7 @@ export function startPoller(deps: PollerDeps): Loop {
       if (err instanceof NotFound) {
         // The job is gone: say so once and stop asking.
         const lost: JobSnapshot = { ...snapshotOf(thread, jobId), status: 'lost' };
-        await store.recordPoll(
+        const recorded = await store.recordPoll(
           thread.id,
           thread.round,
           lost,
@@ -104,6 +106,7 @@ export function startPoller(deps: PollerDeps): Loop {
           [{ key: announcementKey(jobId, thread.round, 'lost'), kind: 'lost', prLink: null }],
           now(),
         );
+        if (!recorded) return false; // a follow-up started a new round meanwhile
         log.warn({ jobId, threadId: thread.id }, 'poll.lost');
         return true;
       }
@@ -130,15 +133,22 @@ export function startPoller(deps: PollerDeps): Loop {
   async function pass(): Promise<number | null> {
     const due = await store.dueJobs(now(), concurrency * 4);
     let changed = false;
+    let crashed = false;
     for (let i = 0; i < due.length; i += concurrency) {
       const batch = due.slice(i, i + concurrency);
       const results = await Promise.allSettled(batch.map(pollOne));
       for (const [j, r] of results.entries()) {
         if (r.status === 'fulfilled') changed ||= r.value;
-        else log.error({ err: r.reason, threadId: batch[j]?.id }, 'poll.crashed');
+        else {
+          crashed = true;
+          log.error({ err: r.reason, threadId: batch[j]?.id }, 'poll.crashed');
+        }
       }
     }
     if (changed) deps.onChange();
+    // A poll whose outcome could not be recorded (the database failing) is still due:
+    // pause before asking the API again rather than spinning.
+    if (crashed) return CRASH_PAUSE_MS;
     if (due.length === concurrency * 4) return 0; // more are due: go on at once
     const next = await store.nextDueAt();
     return next === null ? null : Math.max(0, next - now());

@@ -95,7 +95,9 @@ export function createJobService(deps: JobServiceDeps) {
       return;
     }
     // The job exists now: a failure to record it must not invite a second /agent. The
-    // thread stays 'starting' and the next recovery pass says so in the thread.
+    // thread stays 'starting' and the next recovery pass says so in the thread; the log
+    // line below (written first) keeps the job id.
+    log.info({ jobId: job.id, threadId: thread.id }, 'job.accepted');
     await store.attachJob(thread.id, toSnapshot(job), firstPoll(), now());
     log.info(
       {
@@ -152,6 +154,21 @@ export function createJobService(deps: JobServiceDeps) {
           { err, jobId: thread.jobId, kind: err.kind, applied: err.applied },
           'job.message_failed',
         );
+      if (err instanceof ApiError && err.applied === 'unknown') {
+        // It may have reached the agent: watch the job as a new round, so that whatever it
+        // does with the message is announced rather than missed.
+        const { model, repository, ref, prLink } = thread;
+        const watched: JobSnapshot = {
+          jobId: thread.jobId,
+          status: 'active',
+          model,
+          repository,
+          ref,
+          prLink,
+        };
+        await store.recordFollowUp(thread.id, watched, firstPoll(), now(), true);
+        wake();
+      }
       await tell(describeFailure(err, 'message'));
       return 'refused';
     }
@@ -162,6 +179,7 @@ export function createJobService(deps: JobServiceDeps) {
       { ...toSnapshot(job), status: 'active' },
       firstPoll(),
       now(),
+      job.status !== 'active',
     );
     log.info(
       {
@@ -204,7 +222,7 @@ export async function recoverInterruptedStarts(
   for (const t of await store.staleStarting(now - INTERRUPTED_START_MS)) {
     await store.startFailed(
       t.id,
-      'The bot restarted while starting this job, so I cannot tell whether it started. Check your pull requests before running `/agent` again.',
+      'I was interrupted while starting this job (a restart or a storage error), so I cannot tell whether it started. Check your pull requests before running `/agent` again.',
       now,
     );
     log.warn({ threadId: t.id, channelId: t.channelId }, 'job.start_interrupted');

@@ -4,7 +4,7 @@ import type { Counts } from '../store/types.ts';
 /**
  * Pure arithmetic of a traffic report. The API documents no row order, and offset paging
  * over a shifting order can repeat or skip rows, so rows are deduplicated by path and
- * sorted here: total desc, then human desc, then path (DESIGN.md rule 10).
+ * sorted here: total desc, then human desc, then path.
  */
 
 export type { PageRow };

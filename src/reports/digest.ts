@@ -9,8 +9,11 @@ import type { ReportService } from './service.ts';
 export const CATCH_UP_MS = 24 * 3_600_000;
 /** A claim this old and never marked posted belongs to an instance that died mid-post. */
 export const STALE_CLAIM_MS = 15 * 60_000;
-/** A run that failed (API down, budget spent) is tried again this much later. */
-export const RETRY_MS = 10 * 60_000;
+/**
+ * A run that failed (API down, budget spent) is tried again this much later, and never
+ * before its own claim is stale (so that it can retake it).
+ */
+export const RETRY_MS = 5 * 60_000;
 
 export interface DigestDeps {
   store: Pick<Store, 'claimDigest' | 'markDigestPosted'>;
@@ -68,9 +71,12 @@ export function startDigest(deps: DigestDeps): Digest {
   }
 
   async function runFor(scheduledAt: Date): Promise<'posted' | 'skipped' | 'failed'> {
-    const { range, key } = digestPeriod(scheduledAt, deps.timeZone);
-    const fileKey = `digest-${key}`;
+    let key = '?';
     try {
+      const period = digestPeriod(scheduledAt, deps.timeZone);
+      key = period.key;
+      const { range } = period;
+      const fileKey = `digest-${key}`;
       const claim = await deps.store.claimDigest(deps.channelId, key, deps.owner, now(), staleMs);
       if (claim.state === 'posted') {
         log.info({ period: key }, 'digest.already_posted');

@@ -18,6 +18,7 @@ const AnnouncementMetadata = z.object({
  */
 const TRANSIENT = new Set([
   'ratelimited',
+  'rate_limited', // chat.postMessage: too many messages posted
   'internal_error',
   'fatal_error',
   'service_unavailable',

@@ -206,13 +206,14 @@ export class KyselyStore implements Store {
     snapshot: JobSnapshot,
     schedule: PollSchedule,
     now: number,
+    awaitingRestart: boolean,
   ): Promise<void> {
     await this.#db
       .updateTable('job_threads')
       .set((eb) => ({
         ...snapshotColumns(snapshot),
         round: eb('round', '+', 1),
-        follow_up_at: now,
+        follow_up_at: awaitingRestart ? now : null,
         next_poll_at: schedule.nextPollAt,
         poll_interval_ms: schedule.pollIntervalMs,
         root_version: eb('root_version', '+', 1),
@@ -260,10 +261,10 @@ export class KyselyStore implements Store {
     }));
   }
 
-  async markAnnouncementAttempt(id: number, seen: number): Promise<boolean> {
+  async markAnnouncementAttempt(id: number, seen: number, leaseUntil: number): Promise<boolean> {
     const r = await this.#db
       .updateTable('outbox')
-      .set({ attempts: seen + 1 })
+      .set({ attempts: seen + 1, next_attempt_at: leaseUntil })
       .where('id', '=', id)
       .where('attempts', '=', seen)
       .executeTakeFirst();

@@ -132,12 +132,16 @@ export interface Store extends BudgetStore {
     announcements: Announcement[],
     now: number,
   ): Promise<boolean>;
-  /** A follow-up was accepted: next round, watched again. */
+  /**
+   * A follow-up was accepted (or may have been): next round, watched again. With
+   * `awaitingRestart`, a final status is not believed until the job is seen active.
+   */
   recordFollowUp(
     threadId: number,
     snapshot: JobSnapshot,
     schedule: PollSchedule,
     now: number,
+    awaitingRestart: boolean,
   ): Promise<void>;
 
   threadsNeedingRootUpdate(limit: number): Promise<JobThread[]>;
@@ -145,10 +149,11 @@ export interface Store extends BudgetStore {
 
   pendingAnnouncements(now: number, limit: number): Promise<OutboxItem[]>;
   /**
-   * Counts an attempt before it is made, so a crash mid-post is known on restart. Only
-   * succeeds if the attempts are still `seen`: two notifiers never post the same item.
+   * Counts an attempt before it is made, so a crash mid-post is known on restart, and
+   * leases the item until `leaseUntil` (it is not pending meanwhile). Only succeeds if the
+   * attempts are still `seen`: two notifiers never post the same item at once.
    */
-  markAnnouncementAttempt(id: number, seen: number): Promise<boolean>;
+  markAnnouncementAttempt(id: number, seen: number, leaseUntil: number): Promise<boolean>;
   markAnnouncementSent(id: number, now: number): Promise<void>;
   markAnnouncementRetry(id: number, nextAttemptAt: number, error: string): Promise<void>;
 

@@ -200,7 +200,7 @@ export class Harness {
       thread_ts: threadTs,
     });
     const body = messageEvent({
-      text,
+      text: slackEncode(text),
       channel,
       user,
       ts,

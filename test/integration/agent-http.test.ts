@@ -174,6 +174,23 @@ describe('thread replies', () => {
     await eventually(() => h.botReplies(root.ts).length === 2, 'second completion');
   });
 
+  it('keeps watching when a follow-up may have gone through, and announces what came of it', async () => {
+    const { root, job } = await startJob();
+    h.api.complete(job.id, 'https://github.com/acme/docs/pull/1');
+    await eventually(() => h.botReplies(root.ts).length === 1, 'first completion');
+    h.api.inject('message', { status: 500, tookEffect: true });
+    await h.reply(root.ts, 'Please also update the changelog');
+    const eph = await h.slack.waitFor((c) => c.method === 'chat.postEphemeral');
+    expect(String(eph.args.text)).toContain('may have been delivered');
+    expect(h.api.requestsTo('message')).toHaveLength(1); // not resent
+    await eventually(
+      () => h.api.requestsTo('get').length > 0 && h.api.jobs.get(job.id)?.status === 'active',
+      'job active',
+    );
+    h.api.complete(job.id, 'https://github.com/acme/docs/pull/1');
+    await eventually(() => h.botReplies(root.ts).length === 2, 'the follow-up round announced');
+  });
+
   it('ignores bot messages, edits, deletes, joins and replies outside job threads', async () => {
     const { root } = await startJob();
     const other = h.slack.addUserMessage({ channel: CHANNEL, user: 'U0002', text: 'unrelated' });
@@ -340,12 +357,9 @@ describe('bad input and failures on /agent', () => {
     expect(h.api.requests).toHaveLength(0);
   });
 
-  it.each([
-    ['as Slack encodes typed text', false],
-    ['raw, as Slack sends a real @channel mention', true],
-  ])('echoes a prompt with a channel ping and a forged link escaped (%s)', async (_how, raw) => {
+  it('echoes a typed channel ping and a forged link escaped, and gives the agent what was typed', async () => {
     const prompt = 'Fix <!channel> and <https://evil.example|the docs> & more';
-    await h.command(prompt, { raw });
+    await h.command(prompt); // Slack encodes what was typed
     await eventually(() => h.slack.callsTo('chat.update').length > 0, 'root update');
     const posted = JSON.stringify(
       h.slack
@@ -358,8 +372,25 @@ describe('bad input and failures on /agent', () => {
     expect(posted).toContain('&lt;!channel&gt;');
     expect(posted).toContain('&lt;https://evil.example|the docs&gt; &amp; more');
     expect(posted).not.toContain('&amp;lt;'); // not escaped twice
-    // The agent gets what the person typed.
     expect(h.api.requestsTo('create')[0]?.body).toEqual({ prompt });
+  });
+
+  it('turns real Slack mentions and links into plain text for the agent, and never pings', async () => {
+    // What Slack sends for a typed @channel mention and a pasted, labelled link.
+    await h.command('Fix <!channel> and <https://docs.example/a|the docs> &amp; more', {
+      raw: true,
+    });
+    await eventually(() => h.slack.callsTo('chat.update').length > 0, 'root update');
+    const posted = JSON.stringify(
+      h.slack
+        .callsTo('chat.postMessage')
+        .concat(h.slack.callsTo('chat.update'))
+        .map((c) => c.args),
+    );
+    expect(posted).not.toContain('<!channel>');
+    expect(h.api.requestsTo('create')[0]?.body).toEqual({
+      prompt: 'Fix @channel and the docs (https://docs.example/a) & more',
+    });
   });
 
   it('sends a thread reply to the agent as typed, not in Slack entities', async () => {

@@ -156,7 +156,7 @@ describe('announcements across a crash (in process)', () => {
       Date.now(),
     );
     const [item] = await store.pendingAnnouncements(Date.now(), 10);
-    await store.markAnnouncementAttempt(item!.id, item!.attempts);
+    await store.markAnnouncementAttempt(item!.id, item!.attempts, Date.now()); // lease already over
     await store.close();
     return key;
   }

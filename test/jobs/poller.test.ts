@@ -115,6 +115,7 @@ it("does not take the previous round's final status as the answer to a follow-up
     { jobId: 'job_1', status: 'active', model: 'm', repository: 'r', ref: 'main', prLink: null },
     { nextPollAt: Date.now(), pollIntervalMs: 10 },
     Date.now(),
+    true, // the message answer still said 'completed'
   );
   const stale = job({ status: 'completed' });
   const api = scriptedApi([

@@ -18,6 +18,14 @@ const view = (over: Partial<RootView> = {}): RootView => ({
 const allText = (m: { text: string; blocks: unknown[] }) => m.text + JSON.stringify(m.blocks);
 
 describe('mrkdwn', () => {
+  it('turns Slack markup into what a person reads', () => {
+    expect(
+      decodeSlackText(
+        'see <https://x.io|docs>, <https://y.io>, <@U1>, <#C1|general>, <!here>, <!subteam^S1|@docs>, <mailto:a@b.c|a@b.c>',
+      ),
+    ).toBe('see docs (https://x.io), https://y.io, @U1, #general, @here, @docs, a@b.c');
+  });
+
   it("decodes Slack's three entities back to what the person typed", () => {
     expect(decodeSlackText('wrap in &lt;Note&gt; &amp;amp; add &lt;!channel&gt;')).toBe(
       'wrap in <Note> &amp; add <!channel>',
@@ -79,6 +87,10 @@ describe('root message', () => {
       }
     }
     expect(m.text.length).toBeLessThan(300);
+    // The prompt itself survives the cut: most of the room is spent on it.
+    const section = m.blocks[0];
+    const shown = section?.type === 'section' ? (section.text?.text ?? '') : '';
+    expect(shown.length).toBeGreaterThan(2_500);
   });
 
   it('links the pull request once there is one, and shows why a start failed', () => {

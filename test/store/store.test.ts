@@ -107,7 +107,7 @@ describe.each(engines)('store (%s)', (_name, open) => {
   it('ignores a poll answer from before a follow-up started a new round', async () => {
     const t = await store.createThread(thread, 0);
     await store.attachJob(t.id, snap(), { nextPollAt: 5, pollIntervalMs: 5 }, 0);
-    await store.recordFollowUp(t.id, snap(), { nextPollAt: 50, pollIntervalMs: 5 }, 10);
+    await store.recordFollowUp(t.id, snap(), { nextPollAt: 50, pollIntervalMs: 5 }, 10, true);
     const stale = { key: 'job_1:0:completed', kind: 'completed' as const, prLink: null };
     expect(
       await store.recordPoll(
@@ -154,8 +154,10 @@ describe.each(engines)('store (%s)', (_name, open) => {
     const pending = await store.pendingAnnouncements(20, 10);
     expect(pending).toHaveLength(1);
     expect(pending[0]).toMatchObject({ threadId: t.id, attempts: 0, announcement: a });
-    expect(await store.markAnnouncementAttempt(pending[0]!.id, 0)).toBe(true);
-    expect(await store.markAnnouncementAttempt(pending[0]!.id, 0)).toBe(false); // someone else's now
+    expect(await store.markAnnouncementAttempt(pending[0]!.id, 0, 80)).toBe(true);
+    expect(await store.markAnnouncementAttempt(pending[0]!.id, 0, 80)).toBe(false); // someone else's now
+    expect(await store.pendingAnnouncements(50, 10)).toEqual([]); // leased while being posted
+    expect(await store.pendingAnnouncements(80, 10)).toHaveLength(1); // the poster died: due again
     await store.markAnnouncementRetry(pending[0]!.id, 100, 'ratelimited');
     expect(await store.pendingAnnouncements(50, 10)).toEqual([]);
     expect((await store.pendingAnnouncements(100, 10))[0]?.attempts).toBe(1);
