@@ -31,6 +31,14 @@ async function startJob(prompt = 'Add a quickstart for the Python SDK') {
 }
 
 const texts = (ms: { text: string }[]) => ms.map((m) => m.text);
+/** Everything the bot sent as messages or message updates, as one string to search. */
+const postedArgs = () =>
+  JSON.stringify(
+    h.slack
+      .callsTo('chat.postMessage')
+      .concat(h.slack.callsTo('chat.update'))
+      .map((c) => c.args),
+  );
 
 describe('/agent over signed HTTP', () => {
   it('acks at once, posts the root, creates one job with the Bearer key, and maps the thread', async () => {
@@ -361,12 +369,7 @@ describe('bad input and failures on /agent', () => {
     const prompt = 'Fix <!channel> and <https://evil.example|the docs> & more';
     await h.command(prompt); // Slack encodes what was typed
     await eventually(() => h.slack.callsTo('chat.update').length > 0, 'root update');
-    const posted = JSON.stringify(
-      h.slack
-        .callsTo('chat.postMessage')
-        .concat(h.slack.callsTo('chat.update'))
-        .map((c) => c.args),
-    );
+    const posted = postedArgs();
     expect(posted).not.toContain('<!channel>');
     expect(posted).not.toContain('<https://evil.example|the docs>');
     expect(posted).toContain('&lt;!channel&gt;');
@@ -381,12 +384,7 @@ describe('bad input and failures on /agent', () => {
       raw: true,
     });
     await eventually(() => h.slack.callsTo('chat.update').length > 0, 'root update');
-    const posted = JSON.stringify(
-      h.slack
-        .callsTo('chat.postMessage')
-        .concat(h.slack.callsTo('chat.update'))
-        .map((c) => c.args),
-    );
+    const posted = postedArgs();
     expect(posted).not.toContain('<!channel>');
     expect(h.api.requestsTo('create')[0]?.body).toEqual({
       prompt: 'Fix @channel and the docs (https://docs.example/a) & more',

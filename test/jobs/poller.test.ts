@@ -44,6 +44,10 @@ afterEach(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
+/** Waits for the poller to put an announcement in the outbox. */
+const firstAnnouncement = (what: string) =>
+  eventually(async () => (await store.pendingAnnouncements(Date.now(), 10))[0], what);
+
 async function threadWith(status: 'active' | 'completed') {
   const t = await store.createThread(
     { teamId: 'T', channelId: 'C', threadTs: '1.1', userId: 'U', prompt: 'p' },
@@ -69,10 +73,7 @@ it('announces a job that was already final when created', async () => {
     onChange: () => {},
   });
   try {
-    const [item] = await eventually(async () => {
-      const p = await store.pendingAnnouncements(Date.now(), 10);
-      return p.length ? p : undefined;
-    }, 'an announcement');
+    const item = await firstAnnouncement('an announcement');
     expect(item?.announcement).toMatchObject({ kind: 'completed', prLink: null });
   } finally {
     await poller.stop();
@@ -134,10 +135,7 @@ it("does not take the previous round's final status as the answer to a follow-up
     onChange: () => {},
   });
   try {
-    const [item] = await eventually(async () => {
-      const p = await store.pendingAnnouncements(Date.now(), 10);
-      return p.length ? p : undefined;
-    }, 'the round 1 announcement');
+    const item = await firstAnnouncement('the round 1 announcement');
     expect(item?.announcement).toMatchObject({
       key: 'job_1:1:completed',
       prLink: 'https://x/pull/2',
