@@ -118,7 +118,10 @@ export async function startBot(config: Config, opts: BotOptions = {}): Promise<B
       log,
       maxRequests: config.visitors.maxRequests,
     });
-    const poster = createSlackReportPoster(slack.app.client);
+    const poster = createSlackReportPoster(
+      slack.app.client,
+      log.child({ component: 'report-poster' }),
+    );
     registerListeners(slack.app, {
       jobs,
       store,

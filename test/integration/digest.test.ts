@@ -111,6 +111,24 @@ describe('weekly digest', () => {
     expect(digests()).toHaveLength(1);
   });
 
+  it('recognises a digest posted the fallback way (a message marked with its key)', async () => {
+    const missed = new Date(Date.now() - 3_600_000);
+    h = await Harness.create({ env: { DIGEST_CHANNEL: DIGEST, DIGEST_CRON: cronAt(missed) } });
+    const { key } = digestPeriod(missed, 'UTC');
+    const store = await h.openStore();
+    await store.claimDigest(DIGEST, key, 'dead-replica', Date.now() - 3_600_000, 60_000);
+    await store.close();
+    const slack = new WebClient(SECRETS.botToken, { slackApiUrl: h.slack.url });
+    await slack.chat.postMessage({
+      channel: DIGEST,
+      text: 'Weekly docs traffic',
+      metadata: { event_type: 'docs_traffic_report', event_payload: { file_key: `digest-${key}` } },
+    });
+    await h.start();
+    await eventually(() => h.logs.includes('digest.already_in_channel'), 'the channel check');
+    expect(h.slack.history(DIGEST)).toHaveLength(1);
+  });
+
   it('does not post again for a stale claim whose digest already reached the channel', async () => {
     const missed = new Date(Date.now() - 3_600_000);
     h = await Harness.create({ env: { DIGEST_CHANNEL: DIGEST, DIGEST_CRON: cronAt(missed) } });

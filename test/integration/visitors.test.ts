@@ -45,6 +45,26 @@ describe('/visitors', () => {
     await h.slack.dump('slack-view-out/visitors.json');
   });
 
+  it('falls back to a message with the files in its thread if Slack refuses blocks on files', async () => {
+    h.slack.failNext('files.completeUploadExternal', { error: 'invalid_blocks' });
+    await h.command('2026-11-01 2026-11-07', { command: '/visitors' });
+    const report = await eventually(
+      () =>
+        h.slack
+          .history(CHANNEL)
+          .find((m) => !m.thread_ts && m.metadata?.event_type === 'docs_traffic_report'),
+      'fallback report message',
+      10_000,
+    );
+    expect(report.text).toContain('Docs traffic: Nov 1 – Nov 7, 2026');
+    const attached = await eventually(
+      () => h.slack.thread(CHANNEL, report.ts).find((m) => m.files?.length === 2),
+      'chart and CSV in the thread',
+    );
+    expect(attached.files?.map((f) => String(f.name).split('.').pop())).toEqual(['png', 'csv']);
+    expect(h.logs).toContain('report.blocks_with_files_refused');
+  });
+
   it.each([
     ['yesterday', "don't understand"],
     ['2026-11-07 2026-11-01', 'before'],
