@@ -33,6 +33,20 @@ async function secondInstance(): Promise<Bot> {
   return bot;
 }
 
+/** A harness whose digest was due an hour ago (so it is caught up at start). */
+async function missedAnHourAgo(): Promise<Date> {
+  const missed = new Date(Date.now() - 3_600_000);
+  h = await Harness.create({ env: { DIGEST_CHANNEL: DIGEST, DIGEST_CRON: cronAt(missed) } });
+  return missed;
+}
+
+/** Another process's claim on the period, taken at `at`, left behind in the database. */
+async function claimedBy(owner: string, key: string, at: number): Promise<void> {
+  const store = await h.openStore();
+  await store.claimDigest(DIGEST, key, owner, at, 60_000);
+  await store.close();
+}
+
 const digests = () => h.slack.history(DIGEST).filter((m) => m.files?.length);
 
 /** A cron for a fixed UTC instant each year (minute hour day month). */
@@ -62,8 +76,7 @@ describe('weekly digest', () => {
   });
 
   it('catches up once when started within 24 h of a missed run', async () => {
-    const missed = new Date(Date.now() - 3_600_000);
-    h = await Harness.create({ env: { DIGEST_CHANNEL: DIGEST, DIGEST_CRON: cronAt(missed) } });
+    await missedAnHourAgo();
     await h.start();
     await sleep(1_500);
     expect(digests()).toHaveLength(1);
@@ -85,13 +98,10 @@ describe('weekly digest', () => {
   });
 
   it('retries a run whose claim was still fresh, once it goes stale, and posts once', async () => {
-    const missed = new Date(Date.now() - 3_600_000);
-    h = await Harness.create({ env: { DIGEST_CHANNEL: DIGEST, DIGEST_CRON: cronAt(missed) } });
+    const missed = await missedAnHourAgo();
     const { key } = digestPeriod(missed, 'UTC');
     // This very bot, killed mid-build a moment ago, left a fresh claim behind.
-    const store = await h.openStore();
-    await store.claimDigest(DIGEST, key, 'previous-process', Date.now(), 60_000);
-    await store.close();
+    await claimedBy('previous-process', key, Date.now());
     await h.start({ digest: { staleClaimMs: 1_000, retryMs: 500 } });
     await eventually(() => digests().length === 1, 'the retried digest', 8_000);
     expect(h.logs).toContain('digest.claimed_elsewhere');
@@ -100,8 +110,7 @@ describe('weekly digest', () => {
   });
 
   it('retries a run that failed on an API error, and posts once', async () => {
-    const missed = new Date(Date.now() - 3_600_000);
-    h = await Harness.create({ env: { DIGEST_CHANNEL: DIGEST, DIGEST_CRON: cronAt(missed) } });
+    await missedAnHourAgo();
     h.api.inject('visitors', { status: 503 }, 3); // the first build fails after its retries
     await h.start({ digest: { staleClaimMs: 500, retryMs: 500 } });
     await eventually(() => digests().length === 1, 'the retried digest', 8_000);
@@ -112,12 +121,9 @@ describe('weekly digest', () => {
   });
 
   it('recognises a digest posted the fallback way (a message marked with its key)', async () => {
-    const missed = new Date(Date.now() - 3_600_000);
-    h = await Harness.create({ env: { DIGEST_CHANNEL: DIGEST, DIGEST_CRON: cronAt(missed) } });
+    const missed = await missedAnHourAgo();
     const { key } = digestPeriod(missed, 'UTC');
-    const store = await h.openStore();
-    await store.claimDigest(DIGEST, key, 'dead-replica', Date.now() - 3_600_000, 60_000);
-    await store.close();
+    await claimedBy('dead-replica', key, Date.now() - 3_600_000);
     const slack = new WebClient(SECRETS.botToken, { slackApiUrl: h.slack.url });
     await slack.chat.postMessage({
       channel: DIGEST,
@@ -130,13 +136,10 @@ describe('weekly digest', () => {
   });
 
   it('does not post again for a stale claim whose digest already reached the channel', async () => {
-    const missed = new Date(Date.now() - 3_600_000);
-    h = await Harness.create({ env: { DIGEST_CHANNEL: DIGEST, DIGEST_CRON: cronAt(missed) } });
+    const missed = await missedAnHourAgo();
     const { key } = digestPeriod(missed, 'UTC');
     // A replica claimed the period an hour ago, posted, and died before marking it posted.
-    const store = await h.openStore();
-    await store.claimDigest(DIGEST, key, 'dead-replica', Date.now() - 3_600_000, 60_000);
-    await store.close();
+    await claimedBy('dead-replica', key, Date.now() - 3_600_000);
     const slack = new WebClient(SECRETS.botToken, { slackApiUrl: h.slack.url });
     await slack.filesUploadV2({
       channel_id: DIGEST,

@@ -44,6 +44,20 @@ afterEach(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
+/** The real poller on the test's store, with fast back-off. */
+const poll = (
+  api: ReturnType<typeof scriptedApi>,
+  over: Partial<Parameters<typeof startPoller>[0]> = {},
+) =>
+  startPoller({
+    store,
+    api,
+    log: memoryLogger().log,
+    backoff: { baseMs: 10, maxMs: 40 },
+    onChange: () => {},
+    ...over,
+  });
+
 /** Waits for the poller to put an announcement in the outbox. */
 const firstAnnouncement = (what: string) =>
   eventually(async () => (await store.pendingAnnouncements(Date.now(), 10))[0], what);
@@ -65,13 +79,7 @@ async function threadWith(status: 'active' | 'completed') {
 it('announces a job that was already final when created', async () => {
   await threadWith('completed');
   const api = scriptedApi([job({ status: 'completed' })]);
-  const poller = startPoller({
-    store,
-    api,
-    log: memoryLogger().log,
-    backoff: { baseMs: 10, maxMs: 40 },
-    onChange: () => {},
-  });
+  const poller = poll(api);
   try {
     const item = await firstAnnouncement('an announcement');
     expect(item?.announcement).toMatchObject({ kind: 'completed', prLink: null });
@@ -84,13 +92,7 @@ it('announces a job that was already final when created', async () => {
 it('backs off while nothing changes, announces a 404 once, and stops polling', async () => {
   await threadWith('active');
   const api = scriptedApi([job(), job(), job(), new NotFound('job.get', 'The job')]);
-  const poller = startPoller({
-    store,
-    api,
-    log: memoryLogger().log,
-    backoff: { baseMs: 10, maxMs: 40 },
-    onChange: () => {},
-  });
+  const poller = poll(api);
   try {
     await eventually(
       async () => (await store.pendingAnnouncements(Date.now(), 10)).length === 1,
@@ -126,14 +128,7 @@ it("does not take the previous round's final status as the answer to a follow-up
     job(),
     job({ status: 'completed', prLink: 'https://x/pull/2' }),
   ]);
-  const poller = startPoller({
-    store,
-    api,
-    log: memoryLogger().log,
-    backoff: { baseMs: 10, maxMs: 20 },
-    followUpGraceMs: 60_000,
-    onChange: () => {},
-  });
+  const poller = poll(api, { backoff: { baseMs: 10, maxMs: 20 }, followUpGraceMs: 60_000 });
   try {
     const item = await firstAnnouncement('the round 1 announcement');
     expect(item?.announcement).toMatchObject({
