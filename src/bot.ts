@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { DestinationStream } from 'pino';
 import { HOUR_MS, slidingWindowBudget } from './api/budget.ts';
@@ -50,6 +51,7 @@ export async function startBot(config: Config, opts: BotOptions = {}): Promise<B
       config.slack.appToken,
       config.slack.signingSecret,
       config.api.key,
+      databasePassword(config.databaseUrl),
     ],
     ...(opts.logDestination ? { destination: opts.logDestination } : {}),
   });
@@ -66,8 +68,10 @@ export async function startBot(config: Config, opts: BotOptions = {}): Promise<B
     log.flush();
   };
 
+  // Names this process in every lease and claim it takes in the shared database.
+  const owner = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
   try {
-    const store = await openStore(config.databaseUrl);
+    const store = await openStore(config.databaseUrl, log.child({ component: 'store' }));
     stack.push({ name: 'store', stop: () => store.close() });
 
     const api = new ApiClient({
@@ -135,6 +139,8 @@ export async function startBot(config: Config, opts: BotOptions = {}): Promise<B
       store,
       chat,
       log,
+      owner,
+      leaseMs: config.leaseMs,
       ...(opts.channelGapMs === undefined ? {} : { channelGapMs: opts.channelGapMs }),
     });
     stack.push({ name: 'notifier', stop: () => notifier.stop() });
@@ -143,6 +149,8 @@ export async function startBot(config: Config, opts: BotOptions = {}): Promise<B
       api,
       log,
       backoff: { baseMs: config.poll.intervalMs, maxMs: config.poll.maxIntervalMs },
+      owner,
+      leaseMs: config.leaseMs,
       ...(opts.followUpGraceMs === undefined ? {} : { followUpGraceMs: opts.followUpGraceMs }),
       onChange: () => notifier.kick(),
     });
@@ -179,7 +187,7 @@ export async function startBot(config: Config, opts: BotOptions = {}): Promise<B
         channelId: config.digest.channel,
         cron: config.digest.cron,
         timeZone: config.digest.timeZone,
-        owner: `${hostname()}:${process.pid}`,
+        owner,
         ...opts.digest,
       });
       stack.push({ name: 'digest', stop: async () => digest.stop() });
@@ -198,4 +206,14 @@ export async function startBot(config: Config, opts: BotOptions = {}): Promise<B
     throw err;
   }
   return { log, stop: stopAll };
+}
+
+/** The password in a postgres:// URL is a secret like the tokens: never logged. */
+function databasePassword(url: string): string | undefined {
+  if (!/^postgres(ql)?:/.test(url)) return undefined;
+  try {
+    return decodeURIComponent(new URL(url).password) || undefined;
+  } catch {
+    return undefined;
+  }
 }

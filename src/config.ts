@@ -71,6 +71,14 @@ const EnvSchema = z.object({
   ),
   POLL_INTERVAL_MS: positiveInt(5000),
   POLL_MAX_INTERVAL_MS: positiveInt(60_000),
+  LEASE_MS: z.preprocess(
+    (v) => (typeof v === 'string' && v.trim() === '' ? undefined : v),
+    z.coerce
+      .number({ error: 'must be a whole number of milliseconds' })
+      .int({ error: 'must be a whole number of milliseconds' })
+      .min(1_000, { error: 'must be at least 1000 (a poll must fit inside its lease)' })
+      .default(30_000),
+  ),
   DIGEST_CHANNEL: optionalString,
   DIGEST_CRON: optionalString.pipe(
     z
@@ -132,6 +140,8 @@ export interface Config {
   api: { key: string; projectId: string; baseUrl: string };
   databaseUrl: string;
   poll: { intervalMs: number; maxIntervalMs: number };
+  /** How long a replica's claim on shared work lasts before another may take it over. */
+  leaseMs: number;
   digest: { channel: string | undefined; cron: string; timeZone: string };
   visitors: { maxRequests: number };
   logLevel: (typeof logLevels)[number];
@@ -183,6 +193,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       },
       databaseUrl: e.DATABASE_URL,
       poll: { intervalMs: e.POLL_INTERVAL_MS, maxIntervalMs: e.POLL_MAX_INTERVAL_MS },
+      leaseMs: e.LEASE_MS,
       digest: { channel: e.DIGEST_CHANNEL, cron: e.DIGEST_CRON, timeZone: e.DIGEST_TIMEZONE },
       visitors: { maxRequests: e.VISITORS_MAX_REQUESTS },
       logLevel: e.LOG_LEVEL,

@@ -79,6 +79,17 @@ describe('loadConfig', () => {
     expect(text).not.toContain('mysql://x');
   });
 
+  it('reads LEASE_MS with a 30 s default and refuses leases too short for a poll', () => {
+    const r = loadConfig(valid);
+    expect(r.ok && r.config.leaseMs).toBe(30_000);
+    const short = loadConfig({ ...valid, LEASE_MS: '200' });
+    expect(short.ok ? [] : short.problems).toEqual([
+      'LEASE_MS must be at least 1000 (a poll must fit inside its lease)',
+    ]);
+    const pg = loadConfig({ ...valid, DATABASE_URL: 'postgres://bot:pw@db:5432/bot' });
+    expect(pg.ok && pg.config.databaseUrl).toBe('postgres://bot:pw@db:5432/bot');
+  });
+
   it('rejects a back-off ceiling below the first poll delay', () => {
     const r = loadConfig({ ...valid, POLL_INTERVAL_MS: '9000', POLL_MAX_INTERVAL_MS: '1000' });
     expect(r.ok ? [] : r.problems).toEqual([

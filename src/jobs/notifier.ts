@@ -13,13 +13,18 @@ export interface NotifierDeps {
    * second per channel, and chat.update is Tier 3 (Slack rate limits).
    */
   channelGapMs?: number;
+  /** Names this process in the leases it takes on root updates. */
+  owner: string;
+  /**
+   * How long a claim on a root update or an announcement lasts: longer than a Slack call
+   * can take (15 s timeout), so a post in flight is not taken over by another replica.
+   */
+  leaseMs: number;
   now?: () => number;
 }
 
 const BATCH = 20;
 const MAX_RETRY_MS = 5 * 60_000;
-/** Longer than a Slack call can take (15 s timeout), so a post in flight is not taken over. */
-const LEASE_MS = 60_000;
 
 /**
  * Turns recorded state into Slack messages: brings root messages up to date (one
@@ -46,18 +51,22 @@ export function startNotifier(deps: NotifierDeps): Loop {
 
   async function updateRoots(): Promise<number | null> {
     let retryIn: number | null = null;
-    for (const thread of await store.threadsNeedingRootUpdate(BATCH)) {
+    const lease = { owner: deps.owner, until: now() + deps.leaseMs };
+    for (const thread of await store.claimRootUpdates(now(), BATCH, lease)) {
       try {
         await paced(thread.channelId, () => chat.showJob(thread));
-        await store.markRootShown(thread.id, thread.rootVersion);
+        await store.markRootShown(thread.id, thread.rootVersion, deps.owner);
         log.debug({ threadId: thread.id, status: thread.status }, 'root.updated');
       } catch (err) {
         if (err instanceof ChatError && err.retryable) {
-          retryIn = Math.min(retryIn ?? Infinity, err.retryAfterMs ?? 5_000);
+          const delay = err.retryAfterMs ?? 5_000;
+          // Keeping the lease until then is the back-off: no replica asks sooner.
+          await store.deferRootUpdate(thread.id, deps.owner, now() + delay);
+          retryIn = Math.min(retryIn ?? Infinity, delay);
           log.warn({ err, threadId: thread.id }, 'root.update_deferred');
         } else {
           // The message is gone or the channel closed: retrying cannot help.
-          await store.markRootShown(thread.id, thread.rootVersion);
+          await store.markRootShown(thread.id, thread.rootVersion, deps.owner);
           log.error({ err, threadId: thread.id }, 'root.update_failed');
         }
       }
@@ -72,18 +81,24 @@ export function startNotifier(deps: NotifierDeps): Loop {
       if (!thread) continue;
       const { key, kind } = item.announcement;
       const ids = { threadId: thread.id, jobId: thread.jobId, key };
+      // The lease comes first, so two replicas never check or post the same item at once;
+      // the attempt number it hands out fences every mark that follows.
+      if (!(await store.markAnnouncementAttempt(item.id, item.attempts, now() + deps.leaseMs))) {
+        log.debug(ids, 'announce.taken_by_another');
+        continue;
+      }
+      const attempt = item.attempts + 1;
+      const fenced = async (marked: Promise<boolean>) => {
+        if (!(await marked)) log.warn({ ...ids, attempt }, 'announce.lease_lost');
+      };
       try {
         if (item.attempts > 0 && (await chat.hasAnnounced(thread, key))) {
-          await store.markAnnouncementSent(item.id, now());
+          await fenced(store.markAnnouncementSent(item.id, attempt, now()));
           log.info(ids, 'announce.already_in_thread');
           continue;
         }
-        if (!(await store.markAnnouncementAttempt(item.id, item.attempts, now() + LEASE_MS))) {
-          log.debug(ids, 'announce.taken_by_another');
-          continue;
-        }
         await paced(thread.channelId, () => chat.announce(thread, item.announcement));
-        await store.markAnnouncementSent(item.id, now());
+        await fenced(store.markAnnouncementSent(item.id, attempt, now()));
         log.info({ ...ids, kind, latencyMs: now() - item.createdAt }, 'announce.sent');
       } catch (err) {
         const retryable = !(err instanceof ChatError) || err.retryable;
@@ -92,12 +107,13 @@ export function startNotifier(deps: NotifierDeps): Loop {
             ? err.retryAfterMs
             : Math.min(MAX_RETRY_MS, 2_000 * 2 ** item.attempts);
         if (retryable) {
-          await store.markAnnouncementRetry(item.id, now() + delay, String((err as Error).message));
+          const why = String((err as Error).message);
+          await fenced(store.markAnnouncementRetry(item.id, attempt, now() + delay, why));
           retryIn = Math.min(retryIn ?? Infinity, delay);
           log.warn({ ...ids, err, retryInMs: delay }, 'announce.deferred');
         } else {
           // Slack refused for good (channel archived, bot removed): give up loudly.
-          await store.markAnnouncementSent(item.id, now());
+          await fenced(store.markAnnouncementSent(item.id, attempt, now()));
           log.error({ ...ids, err }, 'announce.dropped');
         }
       }

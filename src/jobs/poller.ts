@@ -1,8 +1,15 @@
 import type { ApiClient } from '../api/client.ts';
-import { ApiError, Forbidden, NotFound, RateLimited, Unauthorized } from '../api/errors.ts';
+import {
+  ApiError,
+  Forbidden,
+  NotFound,
+  RateLimited,
+  Timeout,
+  Unauthorized,
+} from '../api/errors.ts';
 import { isFinalStatus } from '../api/schemas.ts';
 import type { Logger } from '../log.ts';
-import type { Announcement, JobSnapshot, JobThread, Store } from '../store/types.ts';
+import type { Announcement, JobSnapshot, JobThread, PollRecord, Store } from '../store/types.ts';
 import { type BackoffOptions, nextPollDelay } from './backoff.ts';
 import { type Loop, startLoop } from './loop.ts';
 import { toSnapshot } from './service.ts';
@@ -12,6 +19,13 @@ export interface PollerDeps {
   api: Pick<ApiClient, 'getJob'>;
   log: Logger;
   backoff: BackoffOptions;
+  /** Names this process in the leases it takes on jobs. */
+  owner: string;
+  /**
+   * How long a claim on a job's poll lasts. A poll is cut off before its lease ends, so
+   * no other replica polls the job meanwhile; a dead replica's jobs are taken over after.
+   */
+  leaseMs: number;
   /** Jobs polled at the same time, at most. */
   concurrency?: number;
   /**
@@ -37,20 +51,26 @@ export function announcementKey(jobId: string, round: number, kind: string): str
  * Slack; the notifier announces from the outbox.
  */
 export function startPoller(deps: PollerDeps): Loop {
-  const { store, api, backoff } = deps;
+  const { store, api, backoff, owner } = deps;
   const log = deps.log.child({ component: 'poller' });
   const now = deps.now ?? Date.now;
   const concurrency = deps.concurrency ?? 4;
   const followUpGraceMs = deps.followUpGraceMs ?? Math.max(3 * backoff.baseMs, 30_000);
   // Aborted on stop, so that shutdown does not wait out a slow API and its retries.
   const stopping = new AbortController();
+  /** A poll (its retries included) ends well inside its lease. */
+  const deadlineMs = Math.floor(deps.leaseMs * 0.8);
+  const record = (thread: JobThread, p: Omit<PollRecord, 'threadId' | 'round' | 'now' | 'owner'>) =>
+    store.recordPoll({ threadId: thread.id, round: thread.round, now: now(), owner, ...p });
 
   async function pollOne(thread: JobThread): Promise<boolean> {
     const jobId = thread.jobId;
     if (!jobId) return false;
     const started = performance.now();
+    const deadline = AbortSignal.timeout(deadlineMs);
     try {
-      const snapshot = toSnapshot(await api.getJob(jobId, { signal: stopping.signal }));
+      const signal = AbortSignal.any([stopping.signal, deadline]);
+      const snapshot = toSnapshot(await api.getJob(jobId, { signal }));
       // Right after a follow-up the service may still report the previous round's final
       // status before it picks up the new message: not the answer to the follow-up yet.
       const early =
@@ -69,16 +89,13 @@ export function startPoller(deps: PollerDeps): Loop {
       // A final status is announced even when it is the one we already knew (a job can be
       // final in the create answer itself); the outbox key keeps it to once per round.
       const announcements: Announcement[] = final ? [announce(jobId, thread.round, snapshot)] : [];
-      const recorded = await store.recordPoll(
-        thread.id,
-        thread.round,
-        early ? null : snapshot,
-        { nextPollAt: final ? null : now() + delayMs, pollIntervalMs: intervalMs },
+      const recorded = await record(thread, {
+        snapshot: early ? null : snapshot,
+        schedule: { nextPollAt: final ? null : now() + delayMs, pollIntervalMs: intervalMs },
         announcements,
-        now(),
-      );
+      });
       if (!recorded) {
-        log.info({ jobId, threadId: thread.id }, 'poll.superseded_by_follow_up');
+        log.info({ jobId, threadId: thread.id }, 'poll.superseded');
         return false;
       }
       const durationMs = Math.round(performance.now() - started);
@@ -93,19 +110,19 @@ export function startPoller(deps: PollerDeps): Loop {
           'poll.unchanged',
         );
       return changed;
-    } catch (err) {
+    } catch (caught) {
       if (stopping.signal.aborted) return false; // left as it was: polled again after restart
+      const err = deadline.aborted ? new Timeout('job.get', deadlineMs) : caught;
       if (err instanceof NotFound) {
         // The job is gone: say so once and stop asking.
         const lost: JobSnapshot = { ...snapshotOf(thread, jobId), status: 'lost' };
-        const recorded = await store.recordPoll(
-          thread.id,
-          thread.round,
-          lost,
-          { nextPollAt: null, pollIntervalMs: thread.pollIntervalMs },
-          [{ key: announcementKey(jobId, thread.round, 'lost'), kind: 'lost', prLink: null }],
-          now(),
-        );
+        const recorded = await record(thread, {
+          snapshot: lost,
+          schedule: { nextPollAt: null, pollIntervalMs: thread.pollIntervalMs },
+          announcements: [
+            { key: announcementKey(jobId, thread.round, 'lost'), kind: 'lost', prLink: null },
+          ],
+        });
         if (!recorded) return false; // a follow-up started a new round meanwhile
         log.warn({ jobId, threadId: thread.id }, 'poll.lost');
         return true;
@@ -117,39 +134,38 @@ export function startPoller(deps: PollerDeps): Loop {
       const prev = slow ? backoff.maxMs : Math.max(thread.pollIntervalMs, backoff.baseMs) * 2;
       const { intervalMs, delayMs } = nextPollDelay(prev, false, backoff, deps.random);
       const wait = err instanceof RateLimited ? Math.max(delayMs, err.retryAfterMs) : delayMs;
-      await store.recordPoll(
-        thread.id,
-        thread.round,
-        null,
-        { nextPollAt: now() + wait, pollIntervalMs: intervalMs },
-        [],
-        now(),
-      );
+      await record(thread, {
+        snapshot: null,
+        schedule: { nextPollAt: now() + wait, pollIntervalMs: intervalMs },
+        announcements: [],
+      });
       log[slow ? 'error' : 'warn']({ err, jobId, kind: err.kind, nextInMs: wait }, 'poll.failed');
       return false;
     }
   }
 
   async function pass(): Promise<number | null> {
-    const due = await store.dueJobs(now(), concurrency * 4);
+    // Claim only what is polled now: a job leased and left waiting behind others could
+    // outlive its lease and be polled by a second replica.
+    const batch = await store.claimDueJobs(now(), concurrency, {
+      owner,
+      until: now() + deps.leaseMs,
+    });
     let changed = false;
     let crashed = false;
-    for (let i = 0; i < due.length; i += concurrency) {
-      const batch = due.slice(i, i + concurrency);
-      const results = await Promise.allSettled(batch.map(pollOne));
-      for (const [j, r] of results.entries()) {
-        if (r.status === 'fulfilled') changed ||= r.value;
-        else {
-          crashed = true;
-          log.error({ err: r.reason, threadId: batch[j]?.id }, 'poll.crashed');
-        }
+    const results = await Promise.allSettled(batch.map(pollOne));
+    for (const [j, r] of results.entries()) {
+      if (r.status === 'fulfilled') changed ||= r.value;
+      else {
+        crashed = true;
+        log.error({ err: r.reason, threadId: batch[j]?.id }, 'poll.crashed');
       }
     }
     if (changed) deps.onChange();
     // A poll whose outcome could not be recorded (the database failing) is still due:
     // pause before asking the API again rather than spinning.
     if (crashed) return CRASH_PAUSE_MS;
-    if (due.length === concurrency * 4) return 0; // more are due: go on at once
+    if (batch.length === concurrency) return 0; // more may be due: go on at once
     const next = await store.nextDueAt();
     return next === null ? null : Math.max(0, next - now());
   }
@@ -160,6 +176,8 @@ export function startPoller(deps: PollerDeps): Loop {
     async stop() {
       stopping.abort(new Error('poller stopping'));
       await loop.stop();
+      // Polls cut short by the stop left their leases: give them back for the others.
+      await store.releaseLeases(owner);
     },
   };
 }

@@ -220,11 +220,12 @@ export async function recoverInterruptedStarts(
   // Older than any create call can take (timeouts and retries included), so a start still
   // in flight, in this process or another on the same database, is left alone.
   for (const t of await store.staleStarting(now - INTERRUPTED_START_MS)) {
-    await store.startFailed(
+    const settled = await store.startFailed(
       t.id,
       'I was interrupted while starting this job (a restart or a storage error), so I cannot tell whether it started. Check your pull requests before running `/agent` again.',
       now,
     );
+    if (!settled) continue; // another replica settled it first
     log.warn({ threadId: t.id, channelId: t.channelId }, 'job.start_interrupted');
     recovered++;
   }

@@ -16,7 +16,7 @@ export const STALE_CLAIM_MS = 15 * 60_000;
 export const RETRY_MS = 5 * 60_000;
 
 export interface DigestDeps {
-  store: Pick<Store, 'claimDigest' | 'markDigestPosted'>;
+  store: Pick<Store, 'claimDigest' | 'heartbeatDigest' | 'markDigestPosted'>;
   reports: ReportService;
   poster: ReportPoster;
   log: Logger;
@@ -70,6 +70,26 @@ export function startDigest(deps: DigestDeps): Digest {
     );
   }
 
+  /**
+   * Runs `work` while beating on the claim, so that a slow build (the API struggling) is
+   * not mistaken for a dead one and taken over by another replica.
+   */
+  async function alive<T>(periodKey: string, work: () => Promise<T>): Promise<T> {
+    const beat = setInterval(
+      () => {
+        deps.store
+          .heartbeatDigest(deps.channelId, periodKey, deps.owner, now())
+          .catch((err: unknown) => log.warn({ err, period: periodKey }, 'digest.heartbeat_failed'));
+      },
+      Math.max(50, Math.floor(staleMs / 3)),
+    );
+    try {
+      return await work();
+    } finally {
+      clearInterval(beat);
+    }
+  }
+
   async function runFor(scheduledAt: Date): Promise<'posted' | 'skipped' | 'failed'> {
     let key = '?';
     try {
@@ -94,17 +114,22 @@ export function startDigest(deps: DigestDeps): Digest {
         claim.state === 'stale' &&
         (await deps.poster.hasReport(deps.channelId, fileKey, now() - 8 * 86_400_000))
       ) {
-        await deps.store.markDigestPosted(deps.channelId, key, now());
+        await deps.store.markDigestPosted(deps.channelId, key, deps.owner, now());
         log.info({ period: key }, 'digest.already_in_channel');
         return 'skipped';
       }
       const started = performance.now();
-      const report = await deps.reports.build(range);
+      const report = await alive(key, () => deps.reports.build(range));
+      // Whoever holds the claim now posts: if it was taken over while we built, not us.
+      if (!(await deps.store.heartbeatDigest(deps.channelId, key, deps.owner, now()))) {
+        log.warn({ period: key }, 'digest.claim_lost');
+        return 'skipped';
+      }
       await deps.poster.postReport(deps.channelId, report, {
         title: 'Weekly docs traffic',
         fileKey,
       });
-      await deps.store.markDigestPosted(deps.channelId, key, now());
+      await deps.store.markDigestPosted(deps.channelId, key, deps.owner, now());
       log.info(
         { period: key, durationMs: Math.round(performance.now() - started) },
         'digest.posted',

@@ -1,114 +1,129 @@
-import type { Kysely } from 'kysely';
+import type { CreateTableBuilder, Kysely } from 'kysely';
 import { type Migration, type MigrationProvider, Migrator } from 'kysely/migration';
+import type { Engine } from './engine.ts';
 
 /**
  * Schema migrations, applied at start. Written with Kysely's schema builder so that the same
- * list serves every engine; append new ones, never edit a shipped one.
+ * list serves every engine; append new ones, never edit a shipped one. (Making 0001 and
+ * 0002 engine-aware for PostgreSQL left the SQL they run on SQLite exactly as shipped.)
  */
-const migrations: Record<string, Migration> = {
-  '0001_core': {
-    async up(db: Kysely<unknown>) {
-      await db.schema
-        .createTable('job_threads')
-        .addColumn('id', 'integer', (c) => c.primaryKey().autoIncrement())
-        .addColumn('team_id', 'text', (c) => c.notNull())
-        .addColumn('channel_id', 'text', (c) => c.notNull())
-        .addColumn('thread_ts', 'text', (c) => c.notNull())
-        .addColumn('user_id', 'text', (c) => c.notNull())
-        .addColumn('prompt', 'text', (c) => c.notNull())
-        .addColumn('job_id', 'text', (c) => c.unique())
-        .addColumn('status', 'text', (c) => c.notNull())
-        .addColumn('model', 'text')
-        .addColumn('repository', 'text')
-        .addColumn('ref', 'text')
-        .addColumn('pr_link', 'text')
-        .addColumn('error', 'text')
-        .addColumn('round', 'integer', (c) => c.notNull().defaultTo(0))
-        .addColumn('root_version', 'integer', (c) => c.notNull().defaultTo(1))
-        .addColumn('root_shown_version', 'integer', (c) => c.notNull().defaultTo(1))
-        .addColumn('next_poll_at', 'bigint')
-        .addColumn('poll_interval_ms', 'integer', (c) => c.notNull())
-        .addColumn('created_at', 'bigint', (c) => c.notNull())
-        .addColumn('updated_at', 'bigint', (c) => c.notNull())
-        .addUniqueConstraint('job_threads_thread', ['team_id', 'channel_id', 'thread_ts'])
-        .execute();
-      await db.schema
-        .createIndex('job_threads_next_poll')
-        .on('job_threads')
-        .column('next_poll_at')
-        .execute();
+function migrations(kind: Engine['kind']): Record<string, Migration> {
+  /** An id the database assigns: SQLite's rowid alias, PostgreSQL's serial. */
+  const withId = <T extends string>(t: CreateTableBuilder<T, never>) =>
+    kind === 'postgres'
+      ? t.addColumn('id', 'serial', (c) => c.primaryKey())
+      : t.addColumn('id', 'integer', (c) => c.primaryKey().autoIncrement());
+  return {
+    '0001_core': {
+      async up(db: Kysely<unknown>) {
+        await withId(db.schema.createTable('job_threads'))
+          .addColumn('team_id', 'text', (c) => c.notNull())
+          .addColumn('channel_id', 'text', (c) => c.notNull())
+          .addColumn('thread_ts', 'text', (c) => c.notNull())
+          .addColumn('user_id', 'text', (c) => c.notNull())
+          .addColumn('prompt', 'text', (c) => c.notNull())
+          .addColumn('job_id', 'text', (c) => c.unique())
+          .addColumn('status', 'text', (c) => c.notNull())
+          .addColumn('model', 'text')
+          .addColumn('repository', 'text')
+          .addColumn('ref', 'text')
+          .addColumn('pr_link', 'text')
+          .addColumn('error', 'text')
+          .addColumn('round', 'integer', (c) => c.notNull().defaultTo(0))
+          .addColumn('root_version', 'integer', (c) => c.notNull().defaultTo(1))
+          .addColumn('root_shown_version', 'integer', (c) => c.notNull().defaultTo(1))
+          .addColumn('next_poll_at', 'bigint')
+          .addColumn('poll_interval_ms', 'integer', (c) => c.notNull())
+          .addColumn('created_at', 'bigint', (c) => c.notNull())
+          .addColumn('updated_at', 'bigint', (c) => c.notNull())
+          .addUniqueConstraint('job_threads_thread', ['team_id', 'channel_id', 'thread_ts'])
+          .execute();
+        await db.schema
+          .createIndex('job_threads_next_poll')
+          .on('job_threads')
+          .column('next_poll_at')
+          .execute();
 
-      await db.schema
-        .createTable('outbox')
-        .addColumn('id', 'integer', (c) => c.primaryKey().autoIncrement())
-        .addColumn('thread_id', 'integer', (c) => c.notNull().references('job_threads.id'))
-        .addColumn('dedupe_key', 'text', (c) => c.notNull().unique())
-        .addColumn('kind', 'text', (c) => c.notNull())
-        .addColumn('pr_link', 'text')
-        .addColumn('attempts', 'integer', (c) => c.notNull().defaultTo(0))
-        .addColumn('next_attempt_at', 'bigint', (c) => c.notNull())
-        .addColumn('sent_at', 'bigint')
-        .addColumn('last_error', 'text')
-        .addColumn('created_at', 'bigint', (c) => c.notNull())
-        .execute();
-      await db.schema
-        .createIndex('outbox_pending')
-        .on('outbox')
-        .columns(['sent_at', 'next_attempt_at'])
-        .execute();
+        await withId(db.schema.createTable('outbox'))
+          .addColumn('thread_id', 'integer', (c) => c.notNull().references('job_threads.id'))
+          .addColumn('dedupe_key', 'text', (c) => c.notNull().unique())
+          .addColumn('kind', 'text', (c) => c.notNull())
+          .addColumn('pr_link', 'text')
+          .addColumn('attempts', 'integer', (c) => c.notNull().defaultTo(0))
+          .addColumn('next_attempt_at', 'bigint', (c) => c.notNull())
+          .addColumn('sent_at', 'bigint')
+          .addColumn('last_error', 'text')
+          .addColumn('created_at', 'bigint', (c) => c.notNull())
+          .execute();
+        await db.schema
+          .createIndex('outbox_pending')
+          .on('outbox')
+          .columns(['sent_at', 'next_attempt_at'])
+          .execute();
 
-      await db.schema
-        .createTable('slack_events')
-        .addColumn('key', 'text', (c) => c.primaryKey())
-        .addColumn('received_at', 'bigint', (c) => c.notNull())
-        .execute();
+        await db.schema
+          .createTable('slack_events')
+          .addColumn('key', 'text', (c) => c.primaryKey())
+          .addColumn('received_at', 'bigint', (c) => c.notNull())
+          .execute();
 
-      await db.schema
-        .createTable('budget_uses')
-        .addColumn('id', 'integer', (c) => c.primaryKey().autoIncrement())
-        .addColumn('bucket', 'text', (c) => c.notNull())
-        .addColumn('used_at', 'bigint', (c) => c.notNull())
-        .execute();
-      await db.schema
-        .createIndex('budget_uses_window')
-        .on('budget_uses')
-        .columns(['bucket', 'used_at'])
-        .execute();
+        await withId(db.schema.createTable('budget_uses'))
+          .addColumn('bucket', 'text', (c) => c.notNull())
+          .addColumn('used_at', 'bigint', (c) => c.notNull())
+          .execute();
+        await db.schema
+          .createIndex('budget_uses_window')
+          .on('budget_uses')
+          .columns(['bucket', 'used_at'])
+          .execute();
+      },
     },
-  },
-  '0002_reports': {
-    async up(db: Kysely<unknown>) {
-      // Counts of closed days never change, so they are fetched once and kept.
-      await db.schema
-        .createTable('visitor_points')
-        .addColumn('range_key', 'text', (c) => c.primaryKey())
-        .addColumn('human', 'integer', (c) => c.notNull())
-        .addColumn('ai', 'integer', (c) => c.notNull())
-        .addColumn('total', 'integer', (c) => c.notNull())
-        .addColumn('fetched_at', 'bigint', (c) => c.notNull())
-        .execute();
-      // One row per (channel, period): the claim that makes a digest post at most once.
-      await db.schema
-        .createTable('digest_runs')
-        .addColumn('channel_id', 'text', (c) => c.notNull())
-        .addColumn('period_key', 'text', (c) => c.notNull())
-        .addColumn('owner', 'text', (c) => c.notNull())
-        .addColumn('claimed_at', 'bigint', (c) => c.notNull())
-        .addColumn('posted_at', 'bigint')
-        .addPrimaryKeyConstraint('digest_runs_pk', ['channel_id', 'period_key'])
-        .execute();
+    '0002_reports': {
+      async up(db: Kysely<unknown>) {
+        // Counts of closed days never change, so they are fetched once and kept.
+        await db.schema
+          .createTable('visitor_points')
+          .addColumn('range_key', 'text', (c) => c.primaryKey())
+          .addColumn('human', 'integer', (c) => c.notNull())
+          .addColumn('ai', 'integer', (c) => c.notNull())
+          .addColumn('total', 'integer', (c) => c.notNull())
+          .addColumn('fetched_at', 'bigint', (c) => c.notNull())
+          .execute();
+        // One row per (channel, period): the claim that makes a digest post at most once.
+        await db.schema
+          .createTable('digest_runs')
+          .addColumn('channel_id', 'text', (c) => c.notNull())
+          .addColumn('period_key', 'text', (c) => c.notNull())
+          .addColumn('owner', 'text', (c) => c.notNull())
+          .addColumn('claimed_at', 'bigint', (c) => c.notNull())
+          .addColumn('posted_at', 'bigint')
+          .addPrimaryKeyConstraint('digest_runs_pk', ['channel_id', 'period_key'])
+          .execute();
+      },
     },
-  },
-  '0003_follow_up_at': {
-    async up(db: Kysely<unknown>) {
-      await db.schema.alterTable('job_threads').addColumn('follow_up_at', 'bigint').execute();
+    '0003_follow_up_at': {
+      async up(db: Kysely<unknown>) {
+        await db.schema.alterTable('job_threads').addColumn('follow_up_at', 'bigint').execute();
+      },
     },
-  },
-};
+    '0004_replicas': {
+      async up(db: Kysely<unknown>) {
+        // Leases: which replica polls a job, or brings its root message up to date, and until
+        // when; past that time another replica may take the work over.
+        for (const column of ['locked_by', 'root_locked_by'])
+          await db.schema.alterTable('job_threads').addColumn(column, 'text').execute();
+        for (const column of ['locked_until', 'root_locked_until'])
+          await db.schema.alterTable('job_threads').addColumn(column, 'bigint').execute();
+        // A digest build beats while it runs, so a slow one is not taken over while alive.
+        await db.schema.alterTable('digest_runs').addColumn('heartbeat_at', 'bigint').execute();
+      },
+    },
+  };
+}
 
-const provider: MigrationProvider = { getMigrations: async () => migrations };
-
-export async function migrate(db: Kysely<unknown>): Promise<void> {
+export async function migrate(engine: Engine): Promise<void> {
+  const provider: MigrationProvider = { getMigrations: async () => migrations(engine.kind) };
+  const db = engine.db as unknown as Kysely<unknown>;
   const { error, results } = await new Migrator({ db, provider }).migrateToLatest();
   const failed = results?.find((r) => r.status === 'Error');
   if (error || failed) {

@@ -1,4 +1,4 @@
-import type { Generated, Kysely, Selectable, Transaction } from 'kysely';
+import type { Generated, Selectable } from 'kysely';
 import type { AnnouncementKind, JobSnapshot, JobThread, ThreadStatus } from './types.ts';
 
 /**
@@ -30,6 +30,10 @@ export interface Database {
     poll_interval_ms: number;
     created_at: number;
     updated_at: number;
+    locked_by: string | null;
+    locked_until: number | null;
+    root_locked_by: string | null;
+    root_locked_until: number | null;
   };
   outbox: {
     id: Generated<number>;
@@ -57,13 +61,10 @@ export interface Database {
     period_key: string;
     owner: string;
     claimed_at: number;
+    heartbeat_at: number | null;
     posted_at: number | null;
   };
 }
-
-export type Db = Kysely<Database>;
-/** Runs `fn` in a transaction that holds the write lock from its first statement. */
-export type WriteTx = <T>(fn: (tx: Transaction<Database>) => Promise<T>) => Promise<T>;
 
 export type ThreadRow = Selectable<Database['job_threads']>;
 

@@ -1,9 +1,9 @@
 import type { BudgetStore } from '../api/budget.ts';
 
 /**
- * The store: everything the bot must not lose on a restart. One interface, engines behind
- * it (SQLite now; Postgres later for replicas), proven equal by one shared test suite.
- * Times are epoch milliseconds.
+ * The store: everything the bot must not lose on a restart, shared by every replica on the
+ * same database. One interface, two engines behind it (SQLite for one process, PostgreSQL
+ * for several), proven equal by one shared test suite. Times are epoch milliseconds.
  */
 
 /** A job's status as the service reports it, plus our own states around it. */
@@ -78,6 +78,29 @@ export interface PollSchedule {
   pollIntervalMs: number;
 }
 
+/**
+ * A claim on shared work: `owner` (one process) holds it until `until`. Past that, another
+ * replica may take the work over, and the first one's late writes are refused (fencing).
+ */
+export interface Lease {
+  owner: string;
+  until: number;
+}
+
+/** A poll's outcome, recorded in one transaction before anything is said in Slack. */
+export interface PollRecord {
+  threadId: number;
+  /** The round the poll was read in; if a follow-up has started another, nothing is written. */
+  round: number;
+  /** What the service said; null when the poll failed (only the schedule changes). */
+  snapshot: JobSnapshot | null;
+  schedule: PollSchedule;
+  announcements: Announcement[];
+  now: number;
+  /** The poller's lease: if another replica took the job over meanwhile, nothing is written. */
+  owner?: string;
+}
+
 export interface NewThread {
   teamId: string;
   channelId: string;
@@ -110,28 +133,30 @@ export interface Store extends BudgetStore {
     schedule: PollSchedule,
     now: number,
   ): Promise<JobThread>;
-  startFailed(threadId: number, error: string, now: number): Promise<JobThread>;
+  /**
+   * The job could not be started. Only a thread still 'starting' changes, so two replicas
+   * recovering the same interrupted start settle it once; undefined when it had moved on.
+   */
+  startFailed(threadId: number, error: string, now: number): Promise<JobThread | undefined>;
   /** Threads left in 'starting' by a crash before the create call answered. */
   staleStarting(before: number): Promise<JobThread[]>;
 
-  /** Watched jobs whose next poll is due, soonest first. */
-  dueJobs(now: number, limit: number): Promise<JobThread[]>;
-  /** Earliest next poll among watched jobs, for the poller's sleep. */
+  /**
+   * Leases up to `limit` watched jobs whose poll is due and that no live lease holds,
+   * soonest first: each due job is polled by one replica at a time.
+   */
+  claimDueJobs(now: number, limit: number, lease: Lease): Promise<JobThread[]>;
+  /** When the next poll falls due (or a lease holding one ends), for the poller's sleep. */
   nextDueAt(): Promise<number | null>;
   /**
    * Records a poll's outcome in one transaction: the new state (bumping the root's version
    * when what it shows changed), the next poll, and any announcements into the outbox
    * (ignoring keys already there), so nothing is announced that was not recorded first.
+   * Releases the poll lease. False when superseded (a new round, or another owner's lease).
    */
-  recordPoll(
-    threadId: number,
-    /** The round the poll was read in; if a follow-up has started another, nothing is written. */
-    round: number,
-    snapshot: JobSnapshot | null,
-    schedule: PollSchedule,
-    announcements: Announcement[],
-    now: number,
-  ): Promise<boolean>;
+  recordPoll(p: PollRecord): Promise<boolean>;
+  /** Gives back every lease `owner` holds (graceful shutdown), so others need not wait. */
+  releaseLeases(owner: string): Promise<void>;
   /**
    * A follow-up was accepted (or may have been): next round, watched again. With
    * `awaitingRestart`, a final status is not believed until the job is seen active.
@@ -144,18 +169,31 @@ export interface Store extends BudgetStore {
     awaitingRestart: boolean,
   ): Promise<void>;
 
-  threadsNeedingRootUpdate(limit: number): Promise<JobThread[]>;
-  markRootShown(threadId: number, version: number): Promise<void>;
+  /**
+   * Leases threads whose root message is behind what they hold (coalescing: one update
+   * however many changes piled up), so that one replica at a time brings each up to date.
+   */
+  claimRootUpdates(now: number, limit: number, lease: Lease): Promise<JobThread[]>;
+  /** The root now shows `version` (never moves back); releases `owner`'s lease. */
+  markRootShown(threadId: number, version: number, owner: string): Promise<void>;
+  /** Slack said "later": keep the lease until then, so nobody asks sooner. */
+  deferRootUpdate(threadId: number, owner: string, until: number): Promise<void>;
 
   pendingAnnouncements(now: number, limit: number): Promise<OutboxItem[]>;
   /**
    * Counts an attempt before it is made, so a crash mid-post is known on restart, and
    * leases the item until `leaseUntil` (it is not pending meanwhile). Only succeeds if the
-   * attempts are still `seen`: two notifiers never post the same item at once.
+   * attempts are still `seen`: two notifiers never post the same item at once. The new
+   * attempt number fences what follows: marks for an older attempt are refused.
    */
   markAnnouncementAttempt(id: number, seen: number, leaseUntil: number): Promise<boolean>;
-  markAnnouncementSent(id: number, now: number): Promise<void>;
-  markAnnouncementRetry(id: number, nextAttemptAt: number, error: string): Promise<void>;
+  markAnnouncementSent(id: number, attempt: number, now: number): Promise<boolean>;
+  markAnnouncementRetry(
+    id: number,
+    attempt: number,
+    nextAttemptAt: number,
+    error: string,
+  ): Promise<boolean>;
 
   /** Records Slack event keys; false if any was seen before (handle at most once). */
   claimEvent(keys: string[], now: number): Promise<boolean>;
@@ -165,8 +203,9 @@ export interface Store extends BudgetStore {
   putVisitorPoint(rangeKey: string, counts: Counts, now: number): Promise<void>;
 
   /**
-   * Claims (channel, period) for `owner` unless it is posted or freshly claimed by someone.
-   * A claim older than `staleMs` that was never marked posted is taken over ('stale').
+   * Claims (channel, period) for `owner` unless it is posted or claimed by someone whose
+   * last sign of life (claim or heartbeat) is younger than `staleMs`. An older claim never
+   * marked posted is taken over ('stale').
    */
   claimDigest(
     channelId: string,
@@ -175,7 +214,21 @@ export interface Store extends BudgetStore {
     now: number,
     staleMs: number,
   ): Promise<DigestClaim>;
-  markDigestPosted(channelId: string, periodKey: string, now: number): Promise<void>;
+  /** The owner is still at it; false if the claim is no longer `owner`'s (taken over). */
+  heartbeatDigest(
+    channelId: string,
+    periodKey: string,
+    owner: string,
+    now: number,
+  ): Promise<boolean>;
+  markDigestPosted(
+    channelId: string,
+    periodKey: string,
+    owner: string,
+    now: number,
+  ): Promise<boolean>;
 
+  /** A cheap round trip to the database (readiness). */
+  ping(): Promise<void>;
   close(): Promise<void>;
 }

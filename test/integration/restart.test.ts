@@ -140,10 +140,10 @@ describe('announcements across a crash (in process)', () => {
     const store = await h.openStore();
     const t = (await store.findThread('T0001', CHANNEL, threadTs))!;
     const key = announcementKey(jobId, t.round, 'completed');
-    await store.recordPoll(
-      t.id,
-      t.round,
-      {
+    await store.recordPoll({
+      threadId: t.id,
+      round: t.round,
+      snapshot: {
         jobId,
         status: 'completed',
         model: t.model,
@@ -151,10 +151,10 @@ describe('announcements across a crash (in process)', () => {
         ref: t.ref,
         prLink: PR,
       },
-      { nextPollAt: null, pollIntervalMs: 100 },
-      [{ key, kind: 'completed', prLink: PR }],
-      Date.now(),
-    );
+      schedule: { nextPollAt: null, pollIntervalMs: 100 },
+      announcements: [{ key, kind: 'completed', prLink: PR }],
+      now: Date.now(),
+    });
     const [item] = await store.pendingAnnouncements(Date.now(), 10);
     await store.markAnnouncementAttempt(item!.id, item!.attempts, Date.now()); // lease already over
     await store.close();

@@ -54,6 +54,8 @@ const poll = (
     api,
     log: memoryLogger().log,
     backoff: { baseMs: 10, maxMs: 40 },
+    owner: 'test-poller',
+    leaseMs: 5_000,
     onChange: () => {},
     ...over,
   });
@@ -111,7 +113,14 @@ it('backs off while nothing changes, announces a 404 once, and stops polling', a
 
 it("does not take the previous round's final status as the answer to a follow-up", async () => {
   const t = await threadWith('completed');
-  await store.recordPoll(t.id, 0, null, { nextPollAt: null, pollIntervalMs: 10 }, [], 0);
+  await store.recordPoll({
+    threadId: t.id,
+    round: 0,
+    snapshot: null,
+    schedule: { nextPollAt: null, pollIntervalMs: 10 },
+    announcements: [],
+    now: 0,
+  });
   // A follow-up: round 1, watched again; the service still says 'completed' for a while.
   await store.recordFollowUp(
     t.id,

@@ -2,16 +2,52 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { openPostgresStore } from '../../src/store/postgres.ts';
 import { openSqliteStore } from '../../src/store/sqlite.ts';
-import type { JobSnapshot, Store } from '../../src/store/types.ts';
+import type { JobSnapshot, PollRecord, Store } from '../../src/store/types.ts';
+import { memoryLogger } from '../helpers/log.ts';
+import { createTestDatabase, postgresAvailable } from '../helpers/postgres.ts';
 
 /**
- * One suite for every engine: a Postgres engine must pass exactly these tests.
- * Each test gets a fresh store on a real file.
+ * One suite for every engine: both must pass exactly these tests. Each test gets a fresh
+ * database: a real SQLite file in a temp folder, or a new PostgreSQL database dropped after.
+ * `open()` may be called more than once: every call is another process on the same data.
  */
-const engines: [string, (dir: string) => Promise<Store>][] = [
-  ['sqlite', (dir) => openSqliteStore(join(dir, 'nested', 'bot.sqlite'))],
+interface Place {
+  open(): Promise<Store>;
+  cleanup(): Promise<void>;
+  /**
+   * Whether racers may be separate connections in this test process. SQLite serves one
+   * process (a second connection here would busy-wait on the event loop the first one
+   * needs), so its racers share one connection; PostgreSQL's are separate pools.
+   */
+  replicas: boolean;
+}
+const engines: [string, () => Promise<Place>][] = [
+  [
+    'sqlite',
+    async () => {
+      const dir = mkdtempSync(join(tmpdir(), 'store-'));
+      return {
+        open: () => openSqliteStore(join(dir, 'nested', 'bot.sqlite')),
+        cleanup: async () => rmSync(dir, { recursive: true, force: true }),
+        replicas: false,
+      };
+    },
+  ],
 ];
+if (postgresAvailable)
+  engines.push([
+    'postgres',
+    async () => {
+      const db = await createTestDatabase();
+      return {
+        open: () => openPostgresStore(db.url, { log: memoryLogger().log, poolSize: 4 }),
+        cleanup: () => db.drop(),
+        replicas: true,
+      };
+    },
+  ]);
 
 const thread = {
   teamId: 'T1',
@@ -30,23 +66,41 @@ const snap = (over: Partial<JobSnapshot> = {}): JobSnapshot => ({
   ...over,
 });
 
-describe.each(engines)('store (%s)', (_name, open) => {
-  let dir: string;
+const poll = (p: Partial<PollRecord> & Pick<PollRecord, 'threadId'>): PollRecord => ({
+  round: 0,
+  snapshot: null,
+  schedule: { nextPollAt: null, pollIntervalMs: 1 },
+  announcements: [],
+  now: 0,
+  ...p,
+});
+
+describe.each(engines)('store (%s)', (_name, setup) => {
+  let place: Place;
   let store: Store;
+  const others: Store[] = [];
+  /** Another replica on the same database, where the engine serves several. */
+  const another = async () => {
+    if (!place.replicas) return store;
+    const s = await place.open();
+    others.push(s);
+    return s;
+  };
   beforeEach(async () => {
-    dir = mkdtempSync(join(tmpdir(), 'store-'));
-    store = await open(dir);
+    place = await setup();
+    store = await place.open();
   });
   afterEach(async () => {
     await store.close();
-    rmSync(dir, { recursive: true, force: true });
+    for (const s of others.splice(0)) await s.close();
+    await place.cleanup();
   });
 
   it('keeps the thread ↔ job mapping across a reopen', async () => {
     const t = await store.createThread(thread, 1000);
     await store.attachJob(t.id, snap(), { nextPollAt: 6000, pollIntervalMs: 5000 }, 1001);
     await store.close();
-    store = await open(dir);
+    store = await place.open();
     const found = await store.findThread('T1', 'C1', '100.1');
     expect(found).toMatchObject({
       jobId: 'job_1',
@@ -62,61 +116,119 @@ describe.each(engines)('store (%s)', (_name, open) => {
     await expect(store.createThread(thread, 2)).rejects.toThrow();
   });
 
-  it('returns due jobs soonest first and stops returning unwatched ones', async () => {
+  it('leases due jobs soonest first to one owner, and stops returning unwatched ones', async () => {
     const a = await store.createThread({ ...thread, threadTs: '1.1' }, 0);
     const b = await store.createThread({ ...thread, threadTs: '1.2' }, 0);
     await store.attachJob(a.id, snap({ jobId: 'a' }), { nextPollAt: 300, pollIntervalMs: 100 }, 0);
     await store.attachJob(b.id, snap({ jobId: 'b' }), { nextPollAt: 200, pollIntervalMs: 100 }, 0);
-    expect((await store.dueJobs(250, 10)).map((t) => t.jobId)).toEqual(['b']);
-    expect((await store.dueJobs(400, 10)).map((t) => t.jobId)).toEqual(['b', 'a']);
     expect(await store.nextDueAt()).toBe(200);
-    await store.recordPoll(
-      b.id,
-      0,
-      snap({ jobId: 'b', status: 'completed' }),
-      { nextPollAt: null, pollIntervalMs: 100 },
-      [],
-      1,
+    const mine = { owner: 'r1', until: 1_000 };
+    expect((await store.claimDueJobs(250, 10, mine)).map((t) => t.jobId)).toEqual(['b']);
+    // b is leased: not due again for anyone, and the sleep runs to the lease's end.
+    expect((await store.claimDueJobs(400, 10, mine)).map((t) => t.jobId)).toEqual(['a']);
+    expect(await store.claimDueJobs(400, 10, { owner: 'r2', until: 2_000 })).toEqual([]);
+    expect(await store.nextDueAt()).toBe(1_000);
+    expect(
+      await store.recordPoll(
+        poll({ threadId: b.id, snapshot: snap({ jobId: 'b', status: 'completed' }), owner: 'r1' }),
+      ),
+    ).toBe(true);
+    expect(
+      await store.recordPoll(
+        poll({
+          threadId: a.id,
+          snapshot: snap({ jobId: 'a' }),
+          schedule: { nextPollAt: 500, pollIntervalMs: 100 },
+          owner: 'r1',
+        }),
+      ),
+    ).toBe(true);
+    // Recording released the leases; b is finished and no longer watched.
+    expect(await store.nextDueAt()).toBe(500);
+    expect((await store.claimDueJobs(600, 10, mine)).map((t) => t.jobId)).toEqual(['a']);
+  });
+
+  it("takes a dead owner's lease over once it expires, and refuses the old owner's late answer", async () => {
+    const t = await store.createThread(thread, 0);
+    await store.attachJob(t.id, snap(), { nextPollAt: 10, pollIntervalMs: 10 }, 0);
+    expect(await store.claimDueJobs(10, 5, { owner: 'dead', until: 100 })).toHaveLength(1);
+    expect(await store.claimDueJobs(99, 5, { owner: 'alive', until: 200 })).toEqual([]);
+    expect(await store.claimDueJobs(100, 5, { owner: 'alive', until: 200 })).toHaveLength(1);
+    const late = poll({
+      threadId: t.id,
+      snapshot: snap({ status: 'failed' }),
+      announcements: [{ key: 'job_1:0:failed', kind: 'failed', prLink: null }],
+      owner: 'dead',
+    });
+    expect(await store.recordPoll(late)).toBe(false);
+    expect(await store.pendingAnnouncements(1_000, 10)).toEqual([]);
+    expect(await store.getThread(t.id)).toMatchObject({ status: 'active' });
+    expect(await store.recordPoll(poll({ threadId: t.id, snapshot: snap(), owner: 'alive' }))).toBe(
+      true,
     );
-    expect((await store.dueJobs(400, 10)).map((t) => t.jobId)).toEqual(['a']);
+    // Even after the new owner recorded and released, the old one stays refused.
+    expect(await store.recordPoll(late)).toBe(false);
+  });
+
+  it('gives back the leases an owner holds when it stops', async () => {
+    const t = await store.createThread(thread, 0);
+    await store.attachJob(t.id, snap(), { nextPollAt: 10, pollIntervalMs: 10 }, 0);
+    await store.claimDueJobs(10, 5, { owner: 'r1', until: 10_000 });
+    await store.claimRootUpdates(10, 5, { owner: 'r1', until: 10_000 });
+    await store.releaseLeases('r2');
+    expect(await store.claimDueJobs(20, 5, { owner: 'r2', until: 10_000 })).toEqual([]);
+    await store.releaseLeases('r1');
+    expect(await store.claimDueJobs(20, 5, { owner: 'r2', until: 10_000 })).toHaveLength(1);
+    expect(await store.claimRootUpdates(20, 5, { owner: 'r2', until: 10_000 })).toHaveLength(1);
   });
 
   it('bumps the root version only when what the root shows changed', async () => {
     const t = await store.createThread(thread, 0);
     const attached = await store.attachJob(t.id, snap(), { nextPollAt: 1, pollIntervalMs: 1 }, 0);
     expect(attached.rootVersion).toBe(2);
-    await store.recordPoll(t.id, 0, snap(), { nextPollAt: 2, pollIntervalMs: 2 }, [], 0);
+    await store.recordPoll(
+      poll({ threadId: t.id, snapshot: snap(), schedule: { nextPollAt: 2, pollIntervalMs: 2 } }),
+    );
     expect((await store.getThread(t.id))?.rootVersion).toBe(2);
     await store.recordPoll(
-      t.id,
-      0,
-      snap({ status: 'completed', prLink: 'https://x/pr/1' }),
-      { nextPollAt: null, pollIntervalMs: 2 },
-      [],
-      0,
+      poll({ threadId: t.id, snapshot: snap({ status: 'completed', prLink: 'https://x/pr/1' }) }),
     );
-    const after = await store.getThread(t.id);
-    expect(after?.rootVersion).toBe(3);
-    expect((await store.threadsNeedingRootUpdate(10)).map((x) => x.id)).toEqual([t.id]);
-    await store.markRootShown(t.id, 3);
-    expect(await store.threadsNeedingRootUpdate(10)).toEqual([]);
-    await store.markRootShown(t.id, 2); // a late, older update never moves it back
+    expect((await store.getThread(t.id))?.rootVersion).toBe(3);
+  });
+
+  it('leases each root update to one owner, coalesces, and never moves the shown version back', async () => {
+    const t = await store.createThread(thread, 0); // version 1, shown 1
+    await store.attachJob(t.id, snap(), { nextPollAt: 1, pollIntervalMs: 1 }, 0); // 2
+    await store.recordPoll(poll({ threadId: t.id, snapshot: snap({ status: 'completed' }) })); // 3
+    const [claimed, ...rest] = await store.claimRootUpdates(10, 10, { owner: 'r1', until: 100 });
+    expect(rest).toEqual([]);
+    expect(claimed).toMatchObject({ id: t.id, rootVersion: 3, rootShownVersion: 1 });
+    expect(await store.claimRootUpdates(10, 10, { owner: 'r2', until: 100 })).toEqual([]);
+    // Slack said "later": the lease is kept until then.
+    await store.deferRootUpdate(t.id, 'r1', 500);
+    expect(await store.claimRootUpdates(200, 10, { owner: 'r2', until: 900 })).toEqual([]);
+    expect(await store.claimRootUpdates(500, 10, { owner: 'r2', until: 900 })).toHaveLength(1);
+    await store.markRootShown(t.id, 3, 'r2');
+    expect(await store.claimRootUpdates(600, 10, { owner: 'r2', until: 900 })).toEqual([]);
+    await store.markRootShown(t.id, 2, 'r1'); // a late, older update never moves it back
     expect((await store.getThread(t.id))?.rootShownVersion).toBe(3);
   });
 
   it('ignores a poll answer from before a follow-up started a new round', async () => {
     const t = await store.createThread(thread, 0);
     await store.attachJob(t.id, snap(), { nextPollAt: 5, pollIntervalMs: 5 }, 0);
+    await store.claimDueJobs(5, 1, { owner: 'r1', until: 1_000 });
     await store.recordFollowUp(t.id, snap(), { nextPollAt: 50, pollIntervalMs: 5 }, 10, true);
     const stale = { key: 'job_1:0:completed', kind: 'completed' as const, prLink: null };
     expect(
       await store.recordPoll(
-        t.id,
-        0,
-        snap({ status: 'completed' }),
-        { nextPollAt: null, pollIntervalMs: 5 },
-        [stale],
-        11,
+        poll({
+          threadId: t.id,
+          snapshot: snap({ status: 'completed' }),
+          announcements: [stale],
+          now: 11,
+          owner: 'r1',
+        }),
       ),
     ).toBe(false);
     expect(await store.getThread(t.id)).toMatchObject({
@@ -126,43 +238,46 @@ describe.each(engines)('store (%s)', (_name, open) => {
       followUpAt: 10,
     });
     expect(await store.pendingAnnouncements(100, 10)).toEqual([]);
+    // The stale poll gave its lease back: the new round is polled when due, not later.
+    expect(await store.claimDueJobs(50, 1, { owner: 'r2', until: 1_000 })).toHaveLength(1);
     expect(
-      await store.recordPoll(t.id, 1, snap(), { nextPollAt: 60, pollIntervalMs: 5 }, [], 12),
+      await store.recordPoll(
+        poll({
+          threadId: t.id,
+          round: 1,
+          snapshot: snap(),
+          schedule: { nextPollAt: 60, pollIntervalMs: 5 },
+          now: 12,
+        }),
+      ),
     ).toBe(true);
     expect((await store.getThread(t.id))?.followUpAt).toBeNull(); // seen active again
   });
 
-  it('puts each announcement key in the outbox once', async () => {
+  it('puts each announcement key in the outbox once, and fences marks by attempt', async () => {
     const t = await store.createThread(thread, 0);
     const a = { key: 'job_1:0:completed', kind: 'completed' as const, prLink: 'https://x/pr/1' };
-    await store.recordPoll(
-      t.id,
-      0,
-      snap({ status: 'completed' }),
-      { nextPollAt: null, pollIntervalMs: 1 },
-      [a],
-      10,
-    );
-    await store.recordPoll(
-      t.id,
-      0,
-      snap({ status: 'completed' }),
-      { nextPollAt: null, pollIntervalMs: 1 },
-      [a],
-      11,
-    );
+    const done = snap({ status: 'completed' });
+    await store.recordPoll(poll({ threadId: t.id, snapshot: done, announcements: [a], now: 10 }));
+    await store.recordPoll(poll({ threadId: t.id, snapshot: done, announcements: [a], now: 11 }));
     const pending = await store.pendingAnnouncements(20, 10);
     expect(pending).toHaveLength(1);
     expect(pending[0]).toMatchObject({ threadId: t.id, attempts: 0, announcement: a });
-    expect(await store.markAnnouncementAttempt(pending[0]!.id, 0, 80)).toBe(true);
-    expect(await store.markAnnouncementAttempt(pending[0]!.id, 0, 80)).toBe(false); // someone else's now
+    const id = pending[0]!.id;
+    expect(await store.markAnnouncementAttempt(id, 0, 80)).toBe(true);
+    expect(await store.markAnnouncementAttempt(id, 0, 80)).toBe(false); // someone else's now
     expect(await store.pendingAnnouncements(50, 10)).toEqual([]); // leased while being posted
     expect(await store.pendingAnnouncements(80, 10)).toHaveLength(1); // the poster died: due again
-    await store.markAnnouncementRetry(pending[0]!.id, 100, 'ratelimited');
+    expect(await store.markAnnouncementRetry(id, 1, 100, 'ratelimited')).toBe(true);
     expect(await store.pendingAnnouncements(50, 10)).toEqual([]);
     expect((await store.pendingAnnouncements(100, 10))[0]?.attempts).toBe(1);
-    await store.markAnnouncementSent(pending[0]!.id, 101);
+    // Another replica takes attempt 2; the first one's late marks for attempt 1 are refused.
+    expect(await store.markAnnouncementAttempt(id, 1, 200)).toBe(true);
+    expect(await store.markAnnouncementRetry(id, 1, 100, 'late')).toBe(false);
+    expect(await store.markAnnouncementSent(id, 1, 150)).toBe(false);
+    expect(await store.markAnnouncementSent(id, 2, 160)).toBe(true);
     expect(await store.pendingAnnouncements(1000, 10)).toEqual([]);
+    expect(await store.markAnnouncementAttempt(id, 2, 2_000)).toBe(false); // sent stays sent
   });
 
   it('claims an event once, by any of its keys', async () => {
@@ -201,7 +316,7 @@ describe.each(engines)('store (%s)', (_name, open) => {
     await store.putVisitorPoint('a|b', { human: 3, ai: 2, total: 4 }, 1);
     await store.putVisitorPoint('a|b', { human: 9, ai: 9, total: 9 }, 2);
     await store.close();
-    store = await open(dir);
+    store = await place.open();
     expect(await store.getVisitorPoint('a|b')).toEqual({ human: 3, ai: 2, total: 4 });
   });
 
@@ -224,9 +339,104 @@ describe.each(engines)('store (%s)', (_name, open) => {
       state: 'busy',
       owner: 'b',
     });
-    await store.markDigestPosted('C1', '2026-W47', 702_000);
+    expect(await store.markDigestPosted('C1', '2026-W47', 'a', 702_000)).toBe(false); // b's now
+    expect(await store.markDigestPosted('C1', '2026-W47', 'b', 702_000)).toBe(true);
     expect(await store.claimDigest('C1', '2026-W47', 'c', 9_999_999, 600_000)).toEqual({
       state: 'posted',
     });
+  });
+  it('keeps a digest claim alive while its owner beats, and lets it go when the beats stop', async () => {
+    const stale = 600_000;
+    expect(await store.claimDigest('C1', 'W1', 'a', 0, stale)).toEqual({ state: 'claimed' });
+    expect(await store.heartbeatDigest('C1', 'W1', 'a', 500_000)).toBe(true);
+    // 900 s after the claim but 400 s after the last beat: still alive.
+    expect(await store.claimDigest('C1', 'W1', 'b', 900_000, stale)).toEqual({
+      state: 'busy',
+      owner: 'a',
+    });
+    expect(await store.claimDigest('C1', 'W1', 'b', 1_100_000, stale)).toEqual({
+      state: 'stale',
+      owner: 'a',
+    });
+    expect(await store.heartbeatDigest('C1', 'W1', 'a', 1_100_001)).toBe(false); // taken over
+    expect(await store.heartbeatDigest('C1', 'W1', 'b', 1_100_002)).toBe(true);
+  });
+
+  it('never hands out more budget than the limit when replicas race for the last slots', async () => {
+    const b = await another();
+    const hour = 3_600_000;
+    const tries = Array.from({ length: 40 }, (_, i) =>
+      (i % 2 ? b : store).takeBudgetSlot('agent:p', 1_000 + i, hour, 25),
+    );
+    const results = await Promise.all(tries);
+    expect(results.filter((r) => r.ok)).toHaveLength(25);
+    expect(results.filter((r) => !r.ok)).toHaveLength(15);
+  });
+
+  it('leases each due job to one of two racing replicas', async () => {
+    const b = await another();
+    for (let i = 0; i < 30; i++) {
+      const t = await store.createThread({ ...thread, threadTs: `5.${i}` }, 0);
+      await store.attachJob(
+        t.id,
+        snap({ jobId: `j${i}` }),
+        { nextPollAt: i, pollIntervalMs: 1 },
+        0,
+      );
+    }
+    const claims = await Promise.all(
+      Array.from({ length: 12 }, (_, i) =>
+        (i % 2 ? b : store).claimDueJobs(100, 4, { owner: `r${i % 2}`, until: 1_000 }),
+      ),
+    );
+    const ids = claims.flat().map((t) => t.jobId);
+    expect(ids).toHaveLength(30);
+    expect(new Set(ids).size).toBe(30);
+  });
+
+  it('lets one of two racing replicas claim a Slack event', async () => {
+    const b = await another();
+    const results = await Promise.all(
+      Array.from({ length: 10 }, (_, i) =>
+        (i % 2 ? b : store).claimEvent(['event:E1', 'msg:C:1'], i),
+      ),
+    );
+    expect(results.filter(Boolean)).toHaveLength(1);
+  });
+
+  it('lets one of two racing replicas claim a digest period', async () => {
+    const b = await another();
+    const results = await Promise.all(
+      Array.from({ length: 10 }, (_, i) =>
+        (i % 2 ? b : store).claimDigest('C1', 'W9', `r${i}`, 1_000, 600_000),
+      ),
+    );
+    expect(results.filter((r) => r.state === 'claimed')).toHaveLength(1);
+  });
+});
+
+describe.skipIf(!postgresAvailable)('postgres engine', () => {
+  it('applies migrations once when replicas start together', async () => {
+    const db = await createTestDatabase();
+    try {
+      const opened = await Promise.all(
+        Array.from({ length: 4 }, () =>
+          openPostgresStore(db.url, { log: memoryLogger().log, poolSize: 2 }),
+        ),
+      );
+      const t = await opened[0]!.createThread(thread, 1);
+      expect((await opened[3]!.getThread(t.id))?.prompt).toBe(thread.prompt);
+      for (const s of opened) await s.close();
+    } finally {
+      await db.drop();
+    }
+  });
+
+  it('fails to open with a readable error that keeps the password out', async () => {
+    const url = 'postgres://bot:hunter2-secret@127.0.0.1:1/nowhere';
+    const err = await openPostgresStore(url, { log: memoryLogger().log }).catch((e: Error) => e);
+    expect(err).toBeInstanceOf(Error);
+    expect((err as Error).message).toMatch(/could not open the PostgreSQL database/);
+    expect((err as Error).message).not.toContain('hunter2-secret');
   });
 });

@@ -1,0 +1,119 @@
+import type { Engine } from './engine.ts';
+import { num, toThread } from './schema.ts';
+import type { Lease, Store } from './types.ts';
+
+/** What the notifier works from: root messages behind their thread, and the outbox. */
+export function announcementQueries(
+  e: Engine,
+): Pick<
+  Store,
+  | 'claimRootUpdates'
+  | 'markRootShown'
+  | 'deferRootUpdate'
+  | 'pendingAnnouncements'
+  | 'markAnnouncementAttempt'
+  | 'markAnnouncementSent'
+  | 'markAnnouncementRetry'
+> {
+  const { db } = e;
+  return {
+    async claimRootUpdates(now: number, limit: number, lease: Lease) {
+      const behind = e.skipLocked(
+        db
+          .selectFrom('job_threads')
+          .select('id')
+          .whereRef('root_version', '>', 'root_shown_version')
+          .where((eb) =>
+            eb.or([eb('root_locked_until', 'is', null), eb('root_locked_until', '<=', now)]),
+          )
+          .orderBy('updated_at')
+          .limit(limit),
+      );
+      const rows = await db
+        .updateTable('job_threads')
+        .set({ root_locked_by: lease.owner, root_locked_until: lease.until })
+        .where('id', 'in', behind)
+        .where((eb) =>
+          eb.or([eb('root_locked_until', 'is', null), eb('root_locked_until', '<=', now)]),
+        )
+        .returningAll()
+        .execute();
+      return rows.map(toThread).sort((a, b) => a.updatedAt - b.updatedAt || a.id - b.id);
+    },
+
+    async markRootShown(threadId: number, version: number, owner: string) {
+      // Compare-and-set: a late update of an older version never moves the mark back.
+      await db
+        .updateTable('job_threads')
+        .set({ root_shown_version: version })
+        .where('id', '=', threadId)
+        .where('root_shown_version', '<', version)
+        .execute();
+      await db
+        .updateTable('job_threads')
+        .set({ root_locked_by: null, root_locked_until: null })
+        .where('id', '=', threadId)
+        .where('root_locked_by', '=', owner)
+        .execute();
+    },
+
+    async deferRootUpdate(threadId: number, owner: string, until: number) {
+      await db
+        .updateTable('job_threads')
+        .set({ root_locked_until: until })
+        .where('id', '=', threadId)
+        .where('root_locked_by', '=', owner)
+        .execute();
+    },
+
+    async pendingAnnouncements(now: number, limit: number) {
+      const rows = await db
+        .selectFrom('outbox')
+        .selectAll()
+        .where('sent_at', 'is', null)
+        .where('next_attempt_at', '<=', now)
+        .orderBy('id')
+        .limit(limit)
+        .execute();
+      return rows.map((r) => ({
+        id: num(r.id),
+        threadId: num(r.thread_id),
+        announcement: { key: r.dedupe_key, kind: r.kind, prLink: r.pr_link },
+        attempts: num(r.attempts),
+        createdAt: num(r.created_at),
+      }));
+    },
+
+    async markAnnouncementAttempt(id: number, seen: number, leaseUntil: number) {
+      const r = await db
+        .updateTable('outbox')
+        .set({ attempts: seen + 1, next_attempt_at: leaseUntil })
+        .where('id', '=', id)
+        .where('attempts', '=', seen)
+        .where('sent_at', 'is', null)
+        .executeTakeFirst();
+      return Number(r.numUpdatedRows) === 1;
+    },
+
+    async markAnnouncementSent(id: number, attempt: number, now: number) {
+      const r = await db
+        .updateTable('outbox')
+        .set({ sent_at: now, last_error: null })
+        .where('id', '=', id)
+        .where('attempts', '=', attempt)
+        .executeTakeFirst();
+      return Number(r.numUpdatedRows) === 1;
+    },
+
+    async markAnnouncementRetry(id: number, attempt: number, nextAttemptAt: number, error: string) {
+      const r = await db
+        .updateTable('outbox')
+        .set({ next_attempt_at: nextAttemptAt, last_error: error })
+        .where('id', '=', id)
+        .where('attempts', '=', attempt)
+        .where('sent_at', 'is', null)
+        .executeTakeFirst();
+      return Number(r.numUpdatedRows) === 1;
+    },
+  };
+}

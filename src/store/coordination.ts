@@ -1,0 +1,149 @@
+import type { Engine } from './engine.ts';
+import { num } from './schema.ts';
+import type { Counts, DigestClaim, Store } from './types.ts';
+
+/**
+ * What replicas agree on through the database: Slack events already handled, the hourly
+ * budgets, cached report points, and who posts each digest.
+ */
+export function coordinationQueries(
+  e: Engine,
+): Pick<
+  Store,
+  | 'claimEvent'
+  | 'pruneEvents'
+  | 'takeBudgetSlot'
+  | 'releaseBudgetSlot'
+  | 'getVisitorPoint'
+  | 'putVisitorPoint'
+  | 'claimDigest'
+  | 'heartbeatDigest'
+  | 'markDigestPosted'
+> {
+  const { db } = e;
+  const digestRow = (channelId: string, periodKey: string) =>
+    db
+      .updateTable('digest_runs')
+      .where('channel_id', '=', channelId)
+      .where('period_key', '=', periodKey);
+  return {
+    async claimEvent(keys: string[], now: number) {
+      if (keys.length === 0) return true;
+      // The primary key decides: of two replicas inserting the same key, one inserts it.
+      const r = await db
+        .insertInto('slack_events')
+        .values(keys.map((key) => ({ key, received_at: now })))
+        .onConflict((oc) => oc.column('key').doNothing())
+        .executeTakeFirst();
+      return Number(r.numInsertedOrUpdatedRows ?? 0) === keys.length;
+    },
+
+    async pruneEvents(before: number) {
+      await db.deleteFrom('slack_events').where('received_at', '<', before).execute();
+    },
+
+    takeBudgetSlot(key: string, nowMs: number, windowMs: number, limit: number) {
+      // Counting and using a slot happen under one lock on the bucket: two replicas racing
+      // for the last slot cannot both take it.
+      return e.writeTx(async (tx) => {
+        const since = nowMs - windowMs;
+        await tx
+          .deleteFrom('budget_uses')
+          .where('bucket', '=', key)
+          .where('used_at', '<=', since)
+          .execute();
+        const used = await tx
+          .selectFrom('budget_uses')
+          .select('used_at')
+          .where('bucket', '=', key)
+          .orderBy('used_at')
+          .execute();
+        if (used.length >= limit) {
+          // The window frees a slot when the oldest use in it becomes an hour old.
+          const oldest = Number(used[used.length - limit]?.used_at ?? nowMs);
+          return { ok: false as const, retryAtMs: oldest + windowMs };
+        }
+        const row = await tx
+          .insertInto('budget_uses')
+          .values({ bucket: key, used_at: nowMs })
+          .returning('id')
+          .executeTakeFirstOrThrow();
+        return { ok: true as const, slotId: num(row.id) };
+      }, `budget:${key}`);
+    },
+
+    async releaseBudgetSlot(slotId: number) {
+      await db.deleteFrom('budget_uses').where('id', '=', slotId).execute();
+    },
+
+    async getVisitorPoint(rangeKey: string) {
+      const r = await db
+        .selectFrom('visitor_points')
+        .select(['human', 'ai', 'total'])
+        .where('range_key', '=', rangeKey)
+        .executeTakeFirst();
+      return r && { human: num(r.human), ai: num(r.ai), total: num(r.total) };
+    },
+
+    async putVisitorPoint(rangeKey: string, c: Counts, now: number) {
+      await db
+        .insertInto('visitor_points')
+        .values({ range_key: rangeKey, human: c.human, ai: c.ai, total: c.total, fetched_at: now })
+        .onConflict((oc) => oc.column('range_key').doNothing())
+        .execute();
+    },
+
+    claimDigest(channelId: string, periodKey: string, owner: string, now: number, staleMs: number) {
+      return e.writeTx(async (tx): Promise<DigestClaim> => {
+        const row = await tx
+          .selectFrom('digest_runs')
+          .selectAll()
+          .where('channel_id', '=', channelId)
+          .where('period_key', '=', periodKey)
+          .executeTakeFirst();
+        if (!row) {
+          await tx
+            .insertInto('digest_runs')
+            .values({
+              channel_id: channelId,
+              period_key: periodKey,
+              owner,
+              claimed_at: now,
+              heartbeat_at: now,
+              posted_at: null,
+            })
+            .execute();
+          return { state: 'claimed' };
+        }
+        if (row.posted_at !== null) return { state: 'posted' };
+        const alive = Math.max(num(row.claimed_at), num(row.heartbeat_at ?? 0));
+        if (now - alive < staleMs) return { state: 'busy', owner: row.owner };
+        await tx
+          .updateTable('digest_runs')
+          .set({ owner, claimed_at: now, heartbeat_at: now })
+          .where('channel_id', '=', channelId)
+          .where('period_key', '=', periodKey)
+          .execute();
+        return { state: 'stale', owner: row.owner };
+      }, `digest:${channelId}:${periodKey}`);
+    },
+
+    async heartbeatDigest(channelId: string, periodKey: string, owner: string, now: number) {
+      const r = await digestRow(channelId, periodKey)
+        .set({ heartbeat_at: now })
+        .where('owner', '=', owner)
+        .where('posted_at', 'is', null)
+        .executeTakeFirst();
+      return Number(r.numUpdatedRows) === 1;
+    },
+
+    async markDigestPosted(channelId: string, periodKey: string, owner: string, now: number) {
+      const r = await digestRow(channelId, periodKey)
+        .set({ posted_at: now })
+        .where('owner', '=', owner)
+        .where('posted_at', 'is', null)
+        .executeTakeFirst();
+      return Number(r.numUpdatedRows) === 1;
+    },
+  };
+}

@@ -1,0 +1,18 @@
+import { announcementQueries } from './announcements.ts';
+import { coordinationQueries } from './coordination.ts';
+import type { Engine } from './engine.ts';
+import { pollQueries } from './polls.ts';
+import { threadQueries } from './threads.ts';
+import type { Store } from './types.ts';
+
+/** The store over an engine: the queries, grouped by what they serve, written once. */
+export function createStore(engine: Engine): Store {
+  return {
+    ...threadQueries(engine),
+    ...pollQueries(engine),
+    ...announcementQueries(engine),
+    ...coordinationQueries(engine),
+    ping: () => engine.ping(),
+    close: () => engine.close(),
+  };
+}

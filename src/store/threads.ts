@@ -1,0 +1,134 @@
+import type { Engine } from './engine.ts';
+import { snapshotColumns, toThread } from './schema.ts';
+import type { JobSnapshot, NewThread, PollSchedule, Store } from './types.ts';
+
+/** The thread ↔ job mapping: one row per job thread, keyed by (team, channel, thread ts). */
+export function threadQueries(
+  e: Engine,
+): Pick<
+  Store,
+  | 'createThread'
+  | 'getThread'
+  | 'findThread'
+  | 'attachJob'
+  | 'startFailed'
+  | 'staleStarting'
+  | 'recordFollowUp'
+> {
+  const { db } = e;
+  return {
+    async createThread(t: NewThread, now: number) {
+      const row = await db
+        .insertInto('job_threads')
+        .values({
+          team_id: t.teamId,
+          channel_id: t.channelId,
+          thread_ts: t.threadTs,
+          user_id: t.userId,
+          prompt: t.prompt,
+          job_id: null,
+          status: 'starting',
+          model: null,
+          repository: null,
+          ref: null,
+          pr_link: null,
+          error: null,
+          next_poll_at: null,
+          poll_interval_ms: 0,
+          created_at: now,
+          updated_at: now,
+        })
+        .returningAll()
+        .executeTakeFirstOrThrow();
+      return toThread(row);
+    },
+
+    async getThread(id: number) {
+      const row = await db
+        .selectFrom('job_threads')
+        .selectAll()
+        .where('id', '=', id)
+        .executeTakeFirst();
+      return row && toThread(row);
+    },
+
+    async findThread(teamId: string, channelId: string, threadTs: string) {
+      const row = await db
+        .selectFrom('job_threads')
+        .selectAll()
+        .where('team_id', '=', teamId)
+        .where('channel_id', '=', channelId)
+        .where('thread_ts', '=', threadTs)
+        .executeTakeFirst();
+      return row && toThread(row);
+    },
+
+    async attachJob(threadId: number, job: JobSnapshot, schedule: PollSchedule, now: number) {
+      const row = await db
+        .updateTable('job_threads')
+        .set((eb) => ({
+          ...snapshotColumns(job),
+          error: null,
+          next_poll_at: schedule.nextPollAt,
+          poll_interval_ms: schedule.pollIntervalMs,
+          root_version: eb('root_version', '+', 1),
+          updated_at: now,
+        }))
+        .where('id', '=', threadId)
+        .returningAll()
+        .executeTakeFirstOrThrow();
+      return toThread(row);
+    },
+
+    async startFailed(threadId: number, error: string, now: number) {
+      const row = await db
+        .updateTable('job_threads')
+        .set((eb) => ({
+          status: 'start_failed',
+          error,
+          next_poll_at: null,
+          root_version: eb('root_version', '+', 1),
+          updated_at: now,
+        }))
+        .where('id', '=', threadId)
+        .where('status', '=', 'starting')
+        .returningAll()
+        .executeTakeFirst();
+      return row && toThread(row);
+    },
+
+    async staleStarting(before: number) {
+      const rows = await db
+        .selectFrom('job_threads')
+        .selectAll()
+        .where('status', '=', 'starting')
+        .where('created_at', '<', before)
+        .execute();
+      return rows.map(toThread);
+    },
+
+    async recordFollowUp(
+      threadId: number,
+      snapshot: JobSnapshot,
+      schedule: PollSchedule,
+      now: number,
+      awaitingRestart: boolean,
+    ) {
+      // One statement: the round moves on atomically, and a poll of the old round that is
+      // still in flight is refused when it tries to record (see recordPoll).
+      await db
+        .updateTable('job_threads')
+        .set((eb) => ({
+          ...snapshotColumns(snapshot),
+          round: eb('round', '+', 1),
+          follow_up_at: awaitingRestart ? now : null,
+          next_poll_at: schedule.nextPollAt,
+          poll_interval_ms: schedule.pollIntervalMs,
+          root_version: eb('root_version', '+', 1),
+          updated_at: now,
+        }))
+        .where('id', '=', threadId)
+        .execute();
+    },
+  };
+}
