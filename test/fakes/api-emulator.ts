@@ -71,6 +71,8 @@ export interface RecordedRequest {
   /** What was sent; null when the socket was destroyed without an answer. */
   status: number | null;
   at: number;
+  /** When the answer was sent; null while in flight or when none was. */
+  answeredAt: number | null;
   kind: RequestKind | null;
   fault: Fault | undefined;
 }
@@ -147,6 +149,7 @@ export class ApiEmulator {
   private readonly sockets = new Set<Socket>();
   private readonly timers = new Set<NodeJS.Timeout>();
   private readonly faults: { kind: RequestKind | '*'; fault: Fault; left: number }[] = [];
+  private readonly latency = new Map<RequestKind | undefined, number>();
   private readonly created: EmulatedJob[] = [];
   private readonly omitted = new Map<string, JobField[]>();
   private readonly opts: { apiKey: string; projectId: string; readOnlyKeys: string[] };
@@ -248,6 +251,11 @@ export class ApiEmulator {
     this.faults.push({ kind, fault, left: times });
   }
 
+  /** Every answer of this kind takes at least `ms` (0 for none), like a busy backend. */
+  setLatency(kind: RequestKind, ms: number): void {
+    this.latency.set(kind, ms);
+  }
+
   requestsTo(kind: RequestKind): RecordedRequest[] {
     return this.requests.filter((r) => r.kind === kind);
   }
@@ -304,6 +312,7 @@ export class ApiEmulator {
       body,
       status: null,
       at: Date.now(), // wall clock even when `now` is pinned: tests measure retry spacing
+      answeredAt: null,
       kind: route?.kind ?? null,
       fault,
     };
@@ -322,11 +331,12 @@ export class ApiEmulator {
     } else if (ok && fault && 'wrongShape' in fault) {
       reply = { ...reply, body: this.wrongShape(route?.kind, reply.body) };
     }
-    if (fault && 'slowMs' in fault) {
+    const delayMs = fault && 'slowMs' in fault ? fault.slowMs : this.latency.get(route?.kind);
+    if (delayMs) {
       const t = setTimeout(() => {
         this.timers.delete(t);
         if (!res.destroyed) this.send(res, rec, reply);
-      }, fault.slowMs);
+      }, delayMs);
       this.timers.add(t);
       return;
     }
@@ -335,6 +345,7 @@ export class ApiEmulator {
 
   private send(res: ServerResponse, rec: RecordedRequest, reply: Reply): void {
     rec.status = reply.status;
+    rec.answeredAt = Date.now();
     const text = typeof reply.body === 'string' ? reply.body : JSON.stringify(reply.body);
     const type = typeof reply.body === 'string' ? 'text/html' : 'application/json';
     res.writeHead(reply.status, { 'content-type': `${type}; charset=utf-8`, ...reply.headers });

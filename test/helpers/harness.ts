@@ -4,12 +4,15 @@ import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { type Bot, type BotOptions, startBot } from '../../src/bot.ts';
 import { loadConfig } from '../../src/config.ts';
+import { openPostgresStore } from '../../src/store/postgres.ts';
 import { openSqliteStore } from '../../src/store/sqlite.ts';
 import type { Store } from '../../src/store/types.ts';
 import { ApiEmulator } from '../fakes/api-emulator.ts';
 import { FakeSlack, type StoredMessage } from '../fakes/slack.ts';
 import { FakeSocketMode } from '../fakes/socket-mode.ts';
+import { memoryLogger } from './log.ts';
 import { freePort } from './net.ts';
+import { createTestDatabase, type TestDatabase } from './postgres.ts';
 import {
   eventCallback,
   formEncode,
@@ -34,7 +37,12 @@ export interface HarnessOptions {
   env?: Record<string, string>;
   /** Reuse a database directory (restarts). */
   dir?: string;
+  /** The database engine: a SQLite file in `dir` (default) or a fresh PostgreSQL database. */
+  engine?: 'sqlite' | 'postgres';
 }
+
+/** Short enough that a crashed replica's work is taken over within a test. */
+export const TEST_LEASE_MS = 2_000;
 
 /**
  * The real bot (config → startBot) wired to a fake Slack, a Socket Mode server when asked,
@@ -49,7 +57,10 @@ export class Harness {
   readonly mode: 'http' | 'socket';
   readonly logChunks: string[] = [];
   bot: Bot | undefined;
+  /** Further bots on the same database, fakes and config (replicas). */
+  readonly replicas: Bot[] = [];
   #ownsDir: boolean;
+  #database: TestDatabase | undefined;
 
   private constructor(o: {
     slack: FakeSlack;
@@ -59,6 +70,7 @@ export class Harness {
     ownsDir: boolean;
     env: Record<string, string>;
     mode: 'http' | 'socket';
+    database: TestDatabase | undefined;
   }) {
     this.slack = o.slack;
     this.api = o.api;
@@ -67,6 +79,7 @@ export class Harness {
     this.#ownsDir = o.ownsDir;
     this.env = o.env;
     this.mode = o.mode;
+    this.#database = o.database;
   }
 
   static async create(opts: HarnessOptions = {}): Promise<Harness> {
@@ -79,6 +92,7 @@ export class Harness {
       readOnlyKeys: ['mint_read_only_key_0001'],
     });
     const dir = opts.dir ?? mkdtempSync(join(tmpdir(), 'bot-it-'));
+    const database = opts.engine === 'postgres' ? await createTestDatabase() : undefined;
     const env: Record<string, string> = {
       SLACK_BOT_TOKEN: SECRETS.botToken,
       SLACK_SIGNING_SECRET: SECRETS.signingSecret,
@@ -87,14 +101,15 @@ export class Harness {
       MINTLIFY_API_KEY: SECRETS.apiKey,
       MINTLIFY_PROJECT_ID: PROJECT,
       MINTLIFY_API_URL: api.url,
-      DATABASE_URL: `sqlite:${join(dir, 'bot.sqlite')}`,
+      DATABASE_URL: database?.url ?? `sqlite:${join(dir, 'bot.sqlite')}`,
+      LEASE_MS: String(TEST_LEASE_MS),
       POLL_INTERVAL_MS: '100',
       POLL_MAX_INTERVAL_MS: '400',
       LOG_LEVEL: 'debug',
       ...(mode === 'socket' ? { SLACK_APP_TOKEN: SECRETS.appToken } : {}),
       ...opts.env,
     };
-    return new Harness({ slack, api, socket, dir, ownsDir: !opts.dir, env, mode });
+    return new Harness({ slack, api, socket, dir, ownsDir: !opts.dir, env, mode, database });
   }
 
   get eventsUrl(): string {
@@ -102,10 +117,30 @@ export class Harness {
   }
 
   async start(extra: Pick<BotOptions, 'digest'> = {}): Promise<void> {
-    const r = loadConfig(this.env);
+    this.bot = await this.#startBot(this.env, this.logChunks, extra);
+    if (this.socket) await this.socket.waitForConnection();
+  }
+
+  /**
+   * Another replica on the same database and fakes, serving HTTP on its own port; its log
+   * lines go to `chunks`. Returns where to send it signed requests.
+   */
+  async startReplica(chunks: string[] = []): Promise<{ bot: Bot; eventsUrl: string }> {
+    if (this.socket) throw new Error('Harness: replicas are HTTP only');
+    const port = String(await freePort());
+    const bot = await this.#startBot({ ...this.env, PORT: port }, chunks, {});
+    this.replicas.push(bot);
+    return { bot, eventsUrl: `http://127.0.0.1:${port}/slack/events` };
+  }
+
+  async #startBot(
+    env: Record<string, string>,
+    chunks: string[],
+    extra: Pick<BotOptions, 'digest'>,
+  ): Promise<Bot> {
+    const r = loadConfig(env);
     if (!r.ok) throw new Error(r.problems.join('\n'));
-    const chunks = this.logChunks;
-    this.bot = await startBot(r.config, {
+    return startBot(r.config, {
       logDestination: new Writable({
         write(chunk, _enc, cb) {
           chunks.push(String(chunk));
@@ -118,7 +153,6 @@ export class Harness {
       followUpGraceMs: 300,
       ...extra,
     });
-    if (this.socket) await this.socket.waitForConnection();
   }
 
   async stopBot(): Promise<void> {
@@ -128,10 +162,12 @@ export class Harness {
 
   async close(): Promise<void> {
     await this.stopBot();
+    for (const bot of this.replicas.splice(0)) await bot.stop();
     await this.slack.close();
     await this.api.close();
     await this.socket?.close();
     if (this.#ownsDir) rmSync(this.dir, { recursive: true, force: true });
+    await this.#database?.drop();
   }
 
   get logs(): string {
@@ -145,9 +181,11 @@ export class Harness {
       .map((l) => JSON.parse(l) as Record<string, unknown>);
   }
 
-  /** Opens the bot's database beside it (WAL allows a second reader). */
+  /** Opens the bot's database beside it (SQLite's WAL allows a second reader). */
   async openStore(): Promise<Store> {
-    return openSqliteStore(join(this.dir, 'bot.sqlite'));
+    const url = this.env.DATABASE_URL ?? '';
+    if (url.startsWith('postgres')) return openPostgresStore(url, { log: memoryLogger().log });
+    return openSqliteStore(url.slice('sqlite:'.length));
   }
 
   /**
@@ -157,7 +195,7 @@ export class Harness {
    */
   async command(
     text: string,
-    o: { command?: string; channel?: string; user?: string; raw?: boolean } = {},
+    o: { command?: string; channel?: string; user?: string; raw?: boolean; url?: string } = {},
   ) {
     const responseUrl = this.slack.responseUrl();
     const fields = slashCommand({
@@ -175,7 +213,7 @@ export class Harness {
         responseUrl,
       };
     }
-    const res = await postSigned(this.eventsUrl, SECRETS.signingSecret, {
+    const res = await postSigned(o.url ?? this.eventsUrl, SECRETS.signingSecret, {
       body: formEncode(fields),
     });
     return {
