@@ -3,7 +3,7 @@ import type { z } from 'zod';
 import type { Logger } from '../log.ts';
 import type { Budget, BudgetSlot } from './budget.ts';
 import {
-  ApiError,
+  type ApiError,
   Forbidden,
   InvalidRequest,
   isRetryable,
@@ -183,8 +183,9 @@ export class ApiClient {
     try {
       return await this.#send(call);
     } catch (err) {
-      // The service never acted on it, so it did not use up any of its hourly budget.
-      if (slot && err instanceof ApiError && err.applied === 'no') await slot.release();
+      // The service counts every request that reaches it, refused or not (a 400, a 401 or
+      // a 429 used a slot there too); only one that never got there is given back.
+      if (slot && err instanceof Unavailable && err.refused) await slot.release();
       throw err;
     }
   }

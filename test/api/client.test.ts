@@ -198,15 +198,22 @@ describe('budget', () => {
     expect(api.requestsTo('create')).toHaveLength(2);
   });
 
-  it('gives the slot back when the service provably did not act', async () => {
+  it('counts every request that reached the service, and gives back only one that never did', async () => {
+    const unreachable = client({
+      baseUrl: `http://127.0.0.1:${await freePort()}`,
+      budgets: { agent: budget },
+    });
+    const refused = await unreachable.createJob('1').catch((e) => e);
+    expect(refused).toBeInstanceOf(Unavailable);
+    expect(refused.applied).toBe('no');
+    // Refused connections (first try and every retry) used nothing: both slots are free.
     const c = client({ budgets: { agent: budget } });
     api.inject('create', { status: 400, details: ['bad'] });
-    api.inject('create', { status: 400, details: ['bad'] });
-    await expect(c.createJob('1')).rejects.toThrow(InvalidRequest);
     await expect(c.createJob('2')).rejects.toThrow(InvalidRequest);
     await c.createJob('3');
-    await c.createJob('4');
-    await expect(c.createJob('5')).rejects.toThrow(BudgetExhausted);
+    // The 400 reached the service and counts against its hourly budget.
+    await expect(c.createJob('4')).rejects.toThrow(BudgetExhausted);
+    expect(api.requestsTo('create')).toHaveLength(2);
   });
 });
 
