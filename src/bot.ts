@@ -7,7 +7,8 @@ import type { Config } from './config.ts';
 import { startLoop } from './jobs/loop.ts';
 import { startNotifier } from './jobs/notifier.ts';
 import { startPoller } from './jobs/poller.ts';
-import { createJobService, recoverInterruptedStarts } from './jobs/service.ts';
+import { startRecovery } from './jobs/recovery.ts';
+import { createJobService } from './jobs/service.ts';
 import { createLogger, type Logger } from './log.ts';
 import { startDigest } from './reports/digest.ts';
 import { createReportService } from './reports/service.ts';
@@ -106,15 +107,17 @@ export async function startBot(config: Config, opts: BotOptions = {}): Promise<B
     const chat = createSlackJobChat(slack.app.client, log);
 
     const wakeups: (() => void)[] = [];
+    const wakeAll = () => {
+      for (const w of wakeups) w();
+    };
     const jobs = createJobService({
       store,
       api,
       chat,
       log,
       poll: { intervalMs: config.poll.intervalMs },
-      wake: () => {
-        for (const w of wakeups) w();
-      },
+      leaseMs: config.leaseMs,
+      wake: wakeAll,
     });
     const reports = createReportService({
       api,
@@ -166,15 +169,23 @@ export async function startBot(config: Config, opts: BotOptions = {}): Promise<B
       log,
       idleMs: HOUSEKEEPING_MS,
       pass: async () => {
-        // Separate steps: one failing must not skip the other.
         await store
           .pruneEvents(Date.now() - EVENT_MEMORY_MS)
           .catch((err: unknown) => log.error({ err }, 'housekeeping.prune_failed'));
-        if (await recoverInterruptedStarts(store, log, Date.now())) notifier.kick();
         return null;
       },
     });
     stack.push({ name: 'housekeeping', stop: () => housekeeping.stop() });
+    const recovery = startRecovery({
+      store,
+      chat,
+      deliver: jobs.deliver,
+      log,
+      staleMs: config.leaseMs,
+      firstPoll: jobs.firstPoll,
+      wake: wakeAll,
+    });
+    stack.push({ name: 'recovery', stop: () => recovery.stop() });
 
     await slack.start();
     running = true;

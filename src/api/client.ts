@@ -91,8 +91,10 @@ export class ApiClient {
     return `/v2/agent/${encodeURIComponent(this.#opts.projectId)}${suffix}`;
   }
 
-  createJob(prompt: string): Promise<Job> {
+  /** `signal` bounds the call (its retries included); see `getJob`. */
+  createJob(prompt: string, opts: { signal?: AbortSignal } = {}): Promise<Job> {
     return this.#call({
+      signal: opts.signal,
       operation: 'job.create',
       method: 'POST',
       path: this.#agentPath('/job'),
@@ -103,8 +105,9 @@ export class ApiClient {
     });
   }
 
-  sendMessage(jobId: string, prompt: string): Promise<Job> {
+  sendMessage(jobId: string, prompt: string, opts: { signal?: AbortSignal } = {}): Promise<Job> {
     return this.#call({
+      signal: opts.signal,
       operation: 'job.message',
       method: 'POST',
       path: this.#agentPath(`/job/${encodeURIComponent(jobId)}/message`),

@@ -1,18 +1,12 @@
 import type { ApiClient } from '../api/client.ts';
-import {
-  ApiError,
-  Forbidden,
-  NotFound,
-  RateLimited,
-  Timeout,
-  Unauthorized,
-} from '../api/errors.ts';
+import { ApiError, Forbidden, NotFound, RateLimited, Unauthorized } from '../api/errors.ts';
 import { isFinalStatus } from '../api/schemas.ts';
 import type { Logger } from '../log.ts';
 import type { Announcement, JobSnapshot, JobThread, PollRecord, Store } from '../store/types.ts';
 import { type BackoffOptions, nextPollDelay } from './backoff.ts';
+import { withDeadline } from './deadline.ts';
 import { type Loop, startLoop } from './loop.ts';
-import { toSnapshot } from './service.ts';
+import { toSnapshot } from './snapshot.ts';
 
 export interface PollerDeps {
   store: Store;
@@ -67,10 +61,14 @@ export function startPoller(deps: PollerDeps): Loop {
     const jobId = thread.jobId;
     if (!jobId) return false;
     const started = performance.now();
-    const deadline = AbortSignal.timeout(deadlineMs);
     try {
-      const signal = AbortSignal.any([stopping.signal, deadline]);
-      const snapshot = toSnapshot(await api.getJob(jobId, { signal }));
+      const job = await withDeadline(
+        'job.get',
+        deadlineMs,
+        (signal) => api.getJob(jobId, { signal }),
+        stopping.signal,
+      );
+      const snapshot = toSnapshot(job);
       // Right after a follow-up the service may still report the previous round's final
       // status before it picks up the new message: not the answer to the follow-up yet.
       const early =
@@ -110,9 +108,8 @@ export function startPoller(deps: PollerDeps): Loop {
           'poll.unchanged',
         );
       return changed;
-    } catch (caught) {
+    } catch (err) {
       if (stopping.signal.aborted) return false; // left as it was: polled again after restart
-      const err = deadline.aborted ? new Timeout('job.get', deadlineMs) : caught;
       if (err instanceof NotFound) {
         // The job is gone: say so once and stop asking.
         const lost: JobSnapshot = { ...snapshotOf(thread, jobId), status: 'lost' };

@@ -1,11 +1,15 @@
+import { randomUUID } from 'node:crypto';
 import type { ApiClient } from '../api/client.ts';
 import { ApiError } from '../api/errors.ts';
 import type { Job } from '../api/schemas.ts';
 import { ChatError, NOT_IN_CHANNEL_CODES } from '../chat-errors.ts';
 import type { Logger } from '../log.ts';
-import type { JobSnapshot, Store } from '../store/types.ts';
+import type { Store } from '../store/types.ts';
+import { withDeadline } from './deadline.ts';
 import { describeFailure } from './failures.ts';
+import { createFollowUps } from './follow-ups.ts';
 import type { JobChat } from './ports.ts';
+import { toSnapshot } from './snapshot.ts';
 
 export interface JobServiceDeps {
   store: Store;
@@ -13,6 +17,11 @@ export interface JobServiceDeps {
   chat: JobChat;
   log: Logger;
   poll: { intervalMs: number };
+  /**
+   * Every call that starts or feeds a job ends within this (LEASE_MS): past it, another
+   * replica's recovery may treat the work as interrupted.
+   */
+  leaseMs: number;
   /** Wake the poller and the notifier after a change. */
   wake: () => void;
   now?: () => number;
@@ -25,53 +34,51 @@ export interface StartRequest {
   prompt: string;
 }
 
-export interface ThreadReply {
-  teamId: string;
-  channelId: string;
-  threadTs: string;
-  ts: string;
-  userId: string;
-  text: string;
-}
-
-export type FollowUpOutcome = 'sent' | 'refused' | 'ignored';
-
-export function toSnapshot(job: Job): JobSnapshot {
-  return {
-    jobId: job.id,
-    status: job.status,
-    model: job.model ?? null,
-    repository: job.source?.repository ?? null,
-    ref: job.source?.ref ?? null,
-    prLink: job.prLink,
-  };
-}
+/** What a root message stands for before its ts is known: a placeholder and a marker. */
+export const PENDING_TS_PREFIX = 'pending:';
 
 /** Starting jobs and following up on them. Knows nothing of Bolt. */
 export function createJobService(deps: JobServiceDeps) {
   const { store, api, chat, wake } = deps;
   const log = deps.log.child({ component: 'jobs' });
   const now = deps.now ?? Date.now;
+  const deadlineMs = Math.floor(deps.leaseMs * 0.8);
   const firstPoll = () => ({
     nextPollAt: now() + deps.poll.intervalMs,
     pollIntervalMs: deps.poll.intervalMs,
   });
 
   /**
-   * The root message goes first so the thread exists before the job does; if the bot
-   * cannot post in the channel, no job is created. `reply` answers the requester only.
+   * The thread is recorded first (under a placeholder ts and a marker the root carries), then
+   * the root message goes out, so that no root is ever posted that a recovery pass cannot
+   * find; the job is created last, so none exists without a thread. If the bot cannot post
+   * in the channel, no job is created. `reply` answers the requester only.
    */
   async function startJob(
     req: StartRequest,
     reply: (text: string) => Promise<void>,
   ): Promise<void> {
     const started = performance.now();
+    const marker = randomUUID();
+    let thread = await store
+      .createThread({ ...req, threadTs: `${PENDING_TS_PREFIX}${marker}` }, now())
+      .catch((err: unknown) => {
+        log.error({ err, channelId: req.channelId }, 'job.record_failed');
+        return undefined;
+      });
+    if (!thread) {
+      await reply(
+        "I couldn't record the job (a storage error), so I didn't start it. Please try again.",
+      );
+      return;
+    }
     let ts: string;
     try {
-      ({ ts } = await chat.postRoot(req));
+      ({ ts } = await chat.postRoot({ ...req, marker }));
     } catch (err) {
       const code = err instanceof ChatError ? err.code : 'unknown';
       log.warn({ err, channelId: req.channelId, code }, 'job.root_post_failed');
+      await store.forgetStart(thread.id);
       await reply(
         NOT_IN_CHANNEL_CODES.has(code)
           ? "I'm not a member of this channel yet, so I can't start a job here. Invite me with `/invite @Docs Agent`, then run `/agent` again."
@@ -79,10 +86,24 @@ export function createJobService(deps: JobServiceDeps) {
       );
       return;
     }
-    const thread = await store.createThread({ ...req, threadTs: ts }, now());
+    // If this write fails the root stays "Starting"; the recovery pass finds it by its
+    // marker and settles it. The create call is not made: nothing was sent to the agent.
+    try {
+      // False when a recovery pass gave this start up for lost meanwhile: no job then.
+      if (!(await store.setThreadTs(thread.id, ts, now()))) {
+        log.warn({ threadId: thread.id, channelId: req.channelId }, 'job.start_given_up');
+        return;
+      }
+    } catch (err) {
+      log.error({ err, threadId: thread.id, channelId: req.channelId }, 'job.record_failed');
+      return;
+    }
+    thread = { ...thread, threadTs: ts };
     let job: Job;
     try {
-      job = await api.createJob(req.prompt);
+      job = await withDeadline('job.create', deadlineMs, (signal) =>
+        api.createJob(req.prompt, { signal }),
+      );
     } catch (err) {
       if (!(err instanceof ApiError)) log.error({ err, threadId: thread.id }, 'job.create_crashed');
       else
@@ -111,123 +132,14 @@ export function createJobService(deps: JobServiceDeps) {
     wake();
   }
 
-  /** A human reply in a job thread becomes a follow-up message to the job. */
-  async function followUp(reply: ThreadReply): Promise<FollowUpOutcome> {
-    const thread = await store.findThread(reply.teamId, reply.channelId, reply.threadTs);
-    if (!thread) {
-      log.debug({ channelId: reply.channelId, threadTs: reply.threadTs }, 'reply.not_a_job_thread');
-      return 'ignored';
-    }
-    const tell = (text: string) =>
-      chat.tellUser({
-        channelId: reply.channelId,
-        userId: reply.userId,
-        threadTs: reply.threadTs,
-        text,
-      });
-    const text = reply.text.trim();
-    if (!text) {
-      log.info({ threadId: thread.id }, 'reply.empty');
-      await tell('I can only pass text on to the agent: reply with words, not just files.');
-      return 'refused';
-    }
-    if (!thread.jobId || thread.status === 'lost') {
-      log.info({ threadId: thread.id, status: thread.status }, 'reply.no_job');
-      await tell(
-        thread.status === 'lost'
-          ? 'The job behind this thread no longer exists, so I did not send your message. Start a new one with `/agent`.'
-          : thread.status === 'starting'
-            ? 'The job is still starting, so I did not send your message. Send it again in a moment.'
-            : 'This thread has no job (it did not start), so I did not send your message. Start a new one with `/agent`.',
-      );
-      return 'refused';
-    }
-    const started = performance.now();
-    let job: Job;
-    try {
-      job = await api.sendMessage(thread.jobId, text);
-    } catch (err) {
-      if (!(err instanceof ApiError))
-        log.error({ err, jobId: thread.jobId }, 'job.message_crashed');
-      else
-        log.warn(
-          { err, jobId: thread.jobId, kind: err.kind, applied: err.applied },
-          'job.message_failed',
-        );
-      if (err instanceof ApiError && err.applied === 'unknown') {
-        // It may have reached the agent: watch the job as a new round, so that whatever it
-        // does with the message is announced rather than missed.
-        const { model, repository, ref, prLink } = thread;
-        const watched: JobSnapshot = {
-          jobId: thread.jobId,
-          status: 'active',
-          model,
-          repository,
-          ref,
-          prLink,
-        };
-        await store.recordFollowUp(thread.id, watched, firstPoll(), now(), true);
-        wake();
-      }
-      await tell(describeFailure(err, 'message'));
-      return 'refused';
-    }
-    // The answer may still show the previous round's final status; the job has new work
-    // now, so it counts as active until a poll says otherwise.
-    await store.recordFollowUp(
-      thread.id,
-      { ...toSnapshot(job), status: 'active' },
-      firstPoll(),
-      now(),
-      job.status !== 'active',
-    );
-    log.info(
-      {
-        jobId: thread.jobId,
-        threadId: thread.id,
-        durationMs: Math.round(performance.now() - started),
-      },
-      'job.message_sent',
-    );
-    wake();
-    try {
-      await chat.acknowledgeReply(reply.channelId, reply.ts);
-    } catch (err) {
-      // The message reached the job; a missing reaction is cosmetic.
-      log.warn({ err, jobId: thread.jobId }, 'reply.ack_failed');
-    }
-    return 'sent';
-  }
-
-  return { startJob, followUp };
+  const followUps = createFollowUps({ ...deps, log, now, deadlineMs, firstPoll });
+  return {
+    startJob,
+    receiveReply: followUps.receiveReply,
+    deliver: followUps.deliver,
+    /** When a job just started or fed is first polled. */
+    firstPoll,
+  };
 }
 
 export type JobService = ReturnType<typeof createJobService>;
-
-export const INTERRUPTED_START_MS = 5 * 60_000;
-
-/**
- * A thread still 'starting' long after its root was posted was cut off by a crash (or a
- * store failure) between posting the root and recording the create call's answer. The job may or may not exist (the call is not
- * idempotent), so it is not resent: the person is told, in the root message.
- */
-export async function recoverInterruptedStarts(
-  store: Store,
-  log: Logger,
-  now: number,
-): Promise<number> {
-  let recovered = 0;
-  // Older than any create call can take (timeouts and retries included), so a start still
-  // in flight, in this process or another on the same database, is left alone.
-  for (const t of await store.staleStarting(now - INTERRUPTED_START_MS)) {
-    const settled = await store.startFailed(
-      t.id,
-      'I was interrupted while starting this job (a restart or a storage error), so I cannot tell whether it started. Check your pull requests before running `/agent` again.',
-      now,
-    );
-    if (!settled) continue; // another replica settled it first
-    log.warn({ threadId: t.id, channelId: t.channelId }, 'job.start_interrupted');
-    recovered++;
-  }
-  return recovered;
-}

@@ -93,6 +93,8 @@ function announcementText(a: Announcement): string {
       return ':x: The agent job failed. Reply in this thread with more guidance to try again, or start a new job with `/agent`.';
     case 'archived':
       return ':file_cabinet: The job was archived.';
+    case 'notice':
+      return `:warning: ${escapeAndTruncate(a.detail ?? '', 2_900)}`;
     case 'lost':
       return ':grey_question: The job can no longer be found (the API answered 404), so I stopped watching it.';
   }
@@ -106,3 +108,5 @@ export const AGENT_USAGE = [
 
 /** Event type of the metadata on announcements; the thread check looks for it. */
 export const ANNOUNCEMENT_EVENT = 'docs_agent_announcement';
+/** Event type of the metadata on a job's root message; crash recovery looks for it. */
+export const ROOT_EVENT = 'docs_agent_job';

@@ -4,7 +4,19 @@ import { ChatError } from '../chat-errors.ts';
 import type { JobChat } from '../jobs/ports.ts';
 import type { Logger } from '../log.ts';
 import type { Announcement, JobThread } from '../store/types.ts';
-import { ANNOUNCEMENT_EVENT, announcementMessage, type Message, rootMessage } from './blocks.ts';
+import {
+  ANNOUNCEMENT_EVENT,
+  announcementMessage,
+  type Message,
+  ROOT_EVENT,
+  rootMessage,
+} from './blocks.ts';
+
+/** The metadata a job's root message carries, as read back from the channel. */
+const RootMetadata = z.object({
+  event_type: z.literal(ROOT_EVENT),
+  event_payload: z.object({ marker: z.string() }),
+});
 
 /** The metadata our announcements carry, as read back from a thread. */
 const AnnouncementMetadata = z.object({
@@ -69,7 +81,7 @@ export function createSlackJobChat(client: WebClient, log: Logger): JobChat {
   const parts = (m: Message) => ({ text: m.text, blocks: m.blocks });
 
   return {
-    async postRoot({ channelId, userId, prompt }) {
+    async postRoot({ channelId, userId, prompt, marker }) {
       const msg = rootMessage({
         userId,
         prompt,
@@ -82,10 +94,37 @@ export function createSlackJobChat(client: WebClient, log: Logger): JobChat {
         error: null,
       });
       const res = await call(() =>
-        client.chat.postMessage({ channel: channelId, ...parts(msg), unfurl_links: false }),
+        client.chat.postMessage({
+          channel: channelId,
+          ...parts(msg),
+          unfurl_links: false,
+          metadata: { event_type: ROOT_EVENT, event_payload: { marker } },
+        }),
       );
       if (!res.ts) throw new ChatError('no_ts', { retryable: false });
       return { ts: res.ts };
+    },
+
+    async findRoot(channelId: string, marker: string, sinceMs: number) {
+      let cursor: string | undefined;
+      do {
+        const res = await call(() =>
+          client.conversations.history({
+            channel: channelId,
+            oldest: String(sinceMs / 1000),
+            include_all_metadata: true,
+            limit: 200,
+            ...(cursor ? { cursor } : {}),
+          }),
+        );
+        const root = res.messages?.find((m) => {
+          const meta = RootMetadata.safeParse(m.metadata);
+          return meta.success && meta.data.event_payload.marker === marker;
+        });
+        if (root?.ts) return root.ts;
+        cursor = res.response_metadata?.next_cursor || undefined;
+      } while (cursor);
+      return null;
     },
 
     async showJob(thread: JobThread) {

@@ -1,6 +1,31 @@
+import type { Kysely } from 'kysely';
 import type { Engine } from './engine.ts';
-import { num, toThread } from './schema.ts';
-import type { Lease, Store } from './types.ts';
+import { type Database, num, toThread } from './schema.ts';
+import type { Announcement, Lease, Store } from './types.ts';
+
+/** Puts an announcement into the outbox, once per key, inside the caller's transaction. */
+export async function enqueue(
+  tx: Kysely<Database>,
+  threadId: number,
+  a: Announcement,
+  now: number,
+): Promise<void> {
+  await tx
+    .insertInto('outbox')
+    .values({
+      thread_id: threadId,
+      dedupe_key: a.key,
+      kind: a.kind,
+      pr_link: a.prLink,
+      detail: a.detail ?? null,
+      next_attempt_at: now,
+      sent_at: null,
+      last_error: null,
+      created_at: now,
+    })
+    .onConflict((oc) => oc.column('dedupe_key').doNothing())
+    .execute();
+}
 
 /** What the notifier works from: root messages behind their thread, and the outbox. */
 export function announcementQueries(
@@ -78,7 +103,7 @@ export function announcementQueries(
       return rows.map((r) => ({
         id: num(r.id),
         threadId: num(r.thread_id),
-        announcement: { key: r.dedupe_key, kind: r.kind, prLink: r.pr_link },
+        announcement: { key: r.dedupe_key, kind: r.kind, prLink: r.pr_link, detail: r.detail },
         attempts: num(r.attempts),
         createdAt: num(r.created_at),
       }));

@@ -40,6 +40,11 @@ export function coordinationQueries(
 
     async pruneEvents(before: number) {
       await db.deleteFrom('slack_events').where('received_at', '<', before).execute();
+      await db
+        .deleteFrom('follow_ups')
+        .where('state', 'in', ['sent', 'refused', 'uncertain'])
+        .where('updated_at', '<', before)
+        .execute();
     },
 
     takeBudgetSlot(key: string, nowMs: number, windowMs: number, limit: number) {

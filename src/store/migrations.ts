@@ -118,6 +118,35 @@ function migrations(kind: Engine['kind']): Record<string, Migration> {
         await db.schema.alterTable('digest_runs').addColumn('heartbeat_at', 'bigint').execute();
       },
     },
+    '0005_crash_safety': {
+      async up(db: Kysely<unknown>) {
+        // The words of a notice (a reply that may not have reached the agent, a job that
+        // cannot be checked on), kept with the outbox row that announces it.
+        await db.schema.alterTable('outbox').addColumn('detail', 'text').execute();
+        // Since when polls of a job keep failing in a way that will not fix itself.
+        await db.schema
+          .alterTable('job_threads')
+          .addColumn('poll_failing_since', 'bigint')
+          .execute();
+        // A thread reply is recorded before it is sent to the agent, and its outcome after,
+        // so that a crash in between is found and told, never lost.
+        await withId(db.schema.createTable('follow_ups'))
+          .addColumn('thread_id', 'integer', (c) => c.notNull().references('job_threads.id'))
+          .addColumn('reply_key', 'text', (c) => c.notNull().unique())
+          .addColumn('reply_ts', 'text', (c) => c.notNull())
+          .addColumn('user_id', 'text', (c) => c.notNull())
+          .addColumn('text', 'text', (c) => c.notNull())
+          .addColumn('state', 'text', (c) => c.notNull())
+          .addColumn('created_at', 'bigint', (c) => c.notNull())
+          .addColumn('updated_at', 'bigint', (c) => c.notNull())
+          .execute();
+        await db.schema
+          .createIndex('follow_ups_state')
+          .on('follow_ups')
+          .columns(['state', 'updated_at'])
+          .execute();
+      },
+    },
   };
 }
 

@@ -1,4 +1,5 @@
 import { type ExpressionBuilder, sql } from 'kysely';
+import { enqueue } from './announcements.ts';
 import type { Engine } from './engine.ts';
 import { type Database, num, shownChanged, snapshotColumns, toThread } from './schema.ts';
 import type { Lease, PollRecord, Store } from './types.ts';
@@ -81,26 +82,12 @@ export function pollQueries(
             poll_interval_ms: p.schedule.pollIntervalMs,
             root_version: changed ? eb('root_version', '+', 1) : eb.ref('root_version'),
             updated_at: p.now,
+            ...(p.failingSince === undefined ? {} : { poll_failing_since: p.failingSince }),
             ...release,
           }))
           .where('id', '=', p.threadId)
           .execute();
-        for (const a of p.announcements) {
-          await tx
-            .insertInto('outbox')
-            .values({
-              thread_id: p.threadId,
-              dedupe_key: a.key,
-              kind: a.kind,
-              pr_link: a.prLink,
-              next_attempt_at: p.now,
-              sent_at: null,
-              last_error: null,
-              created_at: p.now,
-            })
-            .onConflict((oc) => oc.column('dedupe_key').doNothing())
-            .execute();
-        }
+        for (const a of p.announcements) await enqueue(tx, p.threadId, a, p.now);
         return true;
       });
     },

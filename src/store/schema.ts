@@ -1,5 +1,11 @@
 import type { Generated, Selectable } from 'kysely';
-import type { AnnouncementKind, JobSnapshot, JobThread, ThreadStatus } from './types.ts';
+import type {
+  AnnouncementKind,
+  FollowUpState,
+  JobSnapshot,
+  JobThread,
+  ThreadStatus,
+} from './types.ts';
 
 /**
  * The database as Kysely sees it, and the mapping between rows and the store's types.
@@ -34,6 +40,7 @@ export interface Database {
     locked_until: number | null;
     root_locked_by: string | null;
     root_locked_until: number | null;
+    poll_failing_since: number | null;
   };
   outbox: {
     id: Generated<number>;
@@ -46,6 +53,18 @@ export interface Database {
     sent_at: number | null;
     last_error: string | null;
     created_at: number;
+    detail: string | null;
+  };
+  follow_ups: {
+    id: Generated<number>;
+    thread_id: number;
+    reply_key: string;
+    reply_ts: string;
+    user_id: string;
+    text: string;
+    state: FollowUpState;
+    created_at: number;
+    updated_at: number;
   };
   slack_events: { key: string; received_at: number };
   budget_uses: { id: Generated<number>; bucket: string; used_at: number };
@@ -95,6 +114,7 @@ export function toThread(r: ThreadRow): JobThread {
     pollIntervalMs: num(r.poll_interval_ms),
     createdAt: num(r.created_at),
     updatedAt: num(r.updated_at),
+    pollFailingSince: numOrNull(r.poll_failing_since),
   };
 }
 

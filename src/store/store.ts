@@ -1,6 +1,7 @@
 import { announcementQueries } from './announcements.ts';
 import { coordinationQueries } from './coordination.ts';
 import type { Engine } from './engine.ts';
+import { followUpQueries } from './follow-ups.ts';
 import { pollQueries } from './polls.ts';
 import { threadQueries } from './threads.ts';
 import type { Store } from './types.ts';
@@ -12,6 +13,7 @@ export function createStore(engine: Engine): Store {
     ...pollQueries(engine),
     ...announcementQueries(engine),
     ...coordinationQueries(engine),
+    ...followUpQueries(engine),
     ping: () => engine.ping(),
     close: () => engine.close(),
   };

@@ -13,7 +13,9 @@ export function threadQueries(
   | 'attachJob'
   | 'startFailed'
   | 'staleStarting'
-  | 'recordFollowUp'
+  | 'startRound'
+  | 'setThreadTs'
+  | 'forgetStart'
 > {
   const { db } = e;
   return {
@@ -97,6 +99,25 @@ export function threadQueries(
       return row && toThread(row);
     },
 
+    async setThreadTs(threadId: number, threadTs: string, now: number) {
+      const r = await db
+        .updateTable('job_threads')
+        .set({ thread_ts: threadTs, updated_at: now })
+        .where('id', '=', threadId)
+        .where('status', '=', 'starting')
+        .executeTakeFirst();
+      return Number(r.numUpdatedRows) === 1;
+    },
+
+    async forgetStart(threadId: number) {
+      await db
+        .deleteFrom('job_threads')
+        .where('id', '=', threadId)
+        .where('status', '=', 'starting')
+        .where('job_id', 'is', null)
+        .execute();
+    },
+
     async staleStarting(before: number) {
       const rows = await db
         .selectFrom('job_threads')
@@ -107,7 +128,7 @@ export function threadQueries(
       return rows.map(toThread);
     },
 
-    async recordFollowUp(
+    async startRound(
       threadId: number,
       snapshot: JobSnapshot,
       schedule: PollSchedule,

@@ -44,6 +44,8 @@ export interface JobThread {
   pollIntervalMs: number;
   createdAt: number;
   updatedAt: number;
+  /** Since when polls keep failing in a way that will not fix itself (key, answer shape). */
+  pollFailingSince: number | null;
 }
 
 /** What the service told us about a job, as far as the thread shows it. */
@@ -56,13 +58,44 @@ export interface JobSnapshot {
   prLink: string | null;
 }
 
-export type AnnouncementKind = 'completed' | 'failed' | 'archived' | 'lost';
+/** A job's outcome, or a notice: something the thread must be told (`detail` says what). */
+export type AnnouncementKind = 'completed' | 'failed' | 'archived' | 'lost' | 'notice';
 
 export interface Announcement {
-  /** Unique per (job, round, status): the outbox and the thread check dedupe on it. */
+  /** Unique per (job, round, status), or per notice: the outbox and the thread check dedupe on it. */
   key: string;
   kind: AnnouncementKind;
   prLink: string | null;
+  /** A notice's words (plain text, escaped when shown). */
+  detail?: string | null;
+}
+
+/**
+ * A thread reply on its way to the agent: 'received' (recorded, not sent yet), 'sending'
+ * (the POST may be in flight), then 'sent', 'refused' (not sent, and the person was told),
+ * or 'uncertain' (a crash cut the POST short: the thread was told it may not have arrived).
+ */
+export type FollowUpState = 'received' | 'sending' | 'sent' | 'refused' | 'uncertain';
+
+export interface FollowUp {
+  id: number;
+  threadId: number;
+  /** `channel:ts` of the reply: one follow-up per Slack message. */
+  replyKey: string;
+  replyTs: string;
+  userId: string;
+  text: string;
+  state: FollowUpState;
+  createdAt: number;
+  updatedAt: number;
+}
+
+export interface NewFollowUp {
+  threadId: number;
+  replyKey: string;
+  replyTs: string;
+  userId: string;
+  text: string;
 }
 
 export interface OutboxItem {
@@ -99,6 +132,11 @@ export interface PollRecord {
   now: number;
   /** The poller's lease: if another replica took the job over meanwhile, nothing is written. */
   owner?: string;
+  /**
+   * Since when polls keep failing for good reasons (null: they work again); left as it was
+   * when undefined (a transient failure neither starts nor ends a streak).
+   */
+  failingSince?: number | null;
 }
 
 export interface NewThread {
@@ -157,11 +195,34 @@ export interface Store extends BudgetStore {
   recordPoll(p: PollRecord): Promise<boolean>;
   /** Gives back every lease `owner` holds (graceful shutdown), so others need not wait. */
   releaseLeases(owner: string): Promise<void>;
+
+  /**
+   * The root message is posted (a thread created before it holds a placeholder ts). False
+   * when the thread is no longer starting (a recovery pass settled it meanwhile).
+   */
+  setThreadTs(threadId: number, threadTs: string, now: number): Promise<boolean>;
+  /** A start whose root was never posted: nothing to show, nothing to keep. */
+  forgetStart(threadId: number): Promise<void>;
+
+  /**
+   * Records a thread reply before it is sent to the agent, claiming its Slack event keys
+   * in the same transaction; undefined when the reply (or its event) was handled before.
+   */
+  recordFollowUp(r: NewFollowUp, eventKeys: string[], now: number): Promise<FollowUp | undefined>;
+  /** Moves a follow-up from one of `from` to `to`; false if it was not in one of them. */
+  moveFollowUp(id: number, from: FollowUpState[], to: FollowUpState, now: number): Promise<boolean>;
+  /** Follow-ups in `state` not touched since `before`, oldest first. */
+  staleFollowUps(state: FollowUpState, before: number, limit: number): Promise<FollowUp[]>;
+  /**
+   * A follow-up cut short mid-send becomes 'uncertain' and its notice goes into the outbox,
+   * in one transaction: the thread is told once. False if another replica got there first.
+   */
+  followUpUncertain(f: FollowUp, notice: Announcement, now: number): Promise<boolean>;
   /**
    * A follow-up was accepted (or may have been): next round, watched again. With
    * `awaitingRestart`, a final status is not believed until the job is seen active.
    */
-  recordFollowUp(
+  startRound(
     threadId: number,
     snapshot: JobSnapshot,
     schedule: PollSchedule,
@@ -197,6 +258,7 @@ export interface Store extends BudgetStore {
 
   /** Records Slack event keys; false if any was seen before (handle at most once). */
   claimEvent(keys: string[], now: number): Promise<boolean>;
+  /** Forgets event keys, and follow-ups that reached an end, older than `before`. */
   pruneEvents(before: number): Promise<void>;
 
   getVisitorPoint(rangeKey: string): Promise<Counts | undefined>;

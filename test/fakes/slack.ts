@@ -557,8 +557,10 @@ export class FakeSlack {
     const channel = str(a.channel);
     const err = this.channelError(channel);
     if (err || !channel) return err ?? fail('channel_not_found');
+    // Slack: only messages after `oldest` (a ts), newest first.
+    const oldest = Number(str(a.oldest) ?? '0') || 0;
     const top = this.history(channel)
-      .filter((m) => !m.thread_ts || m.thread_ts === m.ts)
+      .filter((m) => (!m.thread_ts || m.thread_ts === m.ts) && Number(m.ts) > oldest)
       .reverse();
     return this.page(top, a, 100);
   }

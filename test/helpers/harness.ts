@@ -269,6 +269,18 @@ export class Harness {
     return eventCallback(inner);
   }
 
+  /** Posts as the bot, straight to the fake Slack: what a bot that died right after did. */
+  async postAsBot(args: Record<string, unknown>): Promise<string> {
+    const res = await fetch(`${this.slack.url}chat.postMessage`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${SECRETS.botToken}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ channel: CHANNEL, ...args }),
+    });
+    const body = (await res.json()) as { ok: boolean; ts?: string; error?: string };
+    if (!body.ok || !body.ts) throw new Error(`postAsBot: ${body.error}`);
+    return body.ts;
+  }
+
   /** Root messages the bot posted in a channel (not thread replies). */
   roots(channel = CHANNEL): StoredMessage[] {
     return this.slack.history(channel).filter((m) => m.user === 'UBOT' && !m.thread_ts);

@@ -122,7 +122,7 @@ it("does not take the previous round's final status as the answer to a follow-up
     now: 0,
   });
   // A follow-up: round 1, watched again; the service still says 'completed' for a while.
-  await store.recordFollowUp(
+  await store.startRound(
     t.id,
     { jobId: 'job_1', status: 'active', model: 'm', repository: 'r', ref: 'main', prLink: null },
     { nextPollAt: Date.now(), pollIntervalMs: 10 },

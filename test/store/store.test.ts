@@ -218,7 +218,7 @@ describe.each(engines)('store (%s)', (_name, setup) => {
     const t = await store.createThread(thread, 0);
     await store.attachJob(t.id, snap(), { nextPollAt: 5, pollIntervalMs: 5 }, 0);
     await store.claimDueJobs(5, 1, { owner: 'r1', until: 1_000 });
-    await store.recordFollowUp(t.id, snap(), { nextPollAt: 50, pollIntervalMs: 5 }, 10, true);
+    await store.startRound(t.id, snap(), { nextPollAt: 50, pollIntervalMs: 5 }, 10, true);
     const stale = { key: 'job_1:0:completed', kind: 'completed' as const, prLink: null };
     expect(
       await store.recordPoll(
@@ -278,6 +278,52 @@ describe.each(engines)('store (%s)', (_name, setup) => {
     expect(await store.markAnnouncementSent(id, 2, 160)).toBe(true);
     expect(await store.pendingAnnouncements(1000, 10)).toEqual([]);
     expect(await store.markAnnouncementAttempt(id, 2, 2_000)).toBe(false); // sent stays sent
+  });
+
+  it('records a reply once, by its event or its own key, and moves it through its states', async () => {
+    const t = await store.createThread(thread, 0);
+    const reply = {
+      threadId: t.id,
+      replyKey: 'C1:7.1',
+      replyTs: '7.1',
+      userId: 'U2',
+      text: 'More',
+    };
+    const f = await store.recordFollowUp(reply, ['event:Ev7'], 10);
+    expect(f).toMatchObject({ state: 'received', text: 'More', createdAt: 10 });
+    expect(await store.recordFollowUp(reply, ['event:Ev7'], 11)).toBeUndefined();
+    expect(await store.recordFollowUp(reply, ['event:Ev8'], 12)).toBeUndefined(); // same message
+    expect(await store.staleFollowUps('received', 11, 10)).toHaveLength(1);
+    expect(await store.staleFollowUps('received', 10, 10)).toEqual([]);
+    expect(await store.moveFollowUp(f!.id, ['received'], 'sending', 20)).toBe(true);
+    expect(await store.moveFollowUp(f!.id, ['received'], 'sending', 21)).toBe(false); // taken
+    const [sending] = await store.staleFollowUps('sending', 30, 10);
+    const notice = {
+      key: 'reply:C1:7.1:uncertain',
+      kind: 'notice' as const,
+      prLink: null,
+      detail: 'Maybe',
+    };
+    expect(await store.followUpUncertain(sending!, notice, 40)).toBe(true);
+    expect(await store.followUpUncertain(sending!, notice, 41)).toBe(false); // told once
+    const pending = await store.pendingAnnouncements(100, 10);
+    expect(pending.map((p) => p.announcement)).toEqual([notice]);
+    await store.pruneEvents(1_000);
+    expect(await store.recordFollowUp(reply, [], 1_001)).toMatchObject({ state: 'received' });
+  });
+
+  it('keeps a start found by its marker, and forgets one that never posted', async () => {
+    const a = await store.createThread({ ...thread, threadTs: 'pending:a' }, 0);
+    const b = await store.createThread({ ...thread, threadTs: 'pending:b' }, 0);
+    expect(await store.setThreadTs(a.id, '200.1', 1)).toBe(true);
+    expect(await store.findThread('T1', 'C1', '200.1')).toMatchObject({ id: a.id });
+    await store.forgetStart(b.id);
+    expect(await store.getThread(b.id)).toBeUndefined();
+    await store.startFailed(a.id, 'interrupted', 2);
+    expect(await store.startFailed(a.id, 'again', 3)).toBeUndefined(); // settled once
+    expect(await store.setThreadTs(a.id, '300.1', 4)).toBe(false); // no longer starting
+    await store.forgetStart(a.id); // only a start with nothing behind it is forgotten
+    expect(await store.getThread(a.id)).toMatchObject({ threadTs: '200.1', error: 'interrupted' });
   });
 
   it('claims an event once, by any of its keys', async () => {

@@ -3,7 +3,6 @@ import { z } from 'zod';
 import type { JobService } from '../../jobs/service.ts';
 import type { Logger } from '../../log.ts';
 import { decodeSlackText } from '../../mrkdwn.ts';
-import type { Store } from '../../store/types.ts';
 
 /**
  * A human reply inside a thread: a plain message, one with files, or one also sent to the
@@ -22,11 +21,8 @@ const ThreadReply = z.object({
 
 const EventEnvelope = z.object({ event_id: z.string().optional(), team_id: z.string().optional() });
 
-/** Replies in a job thread become follow-up messages, each handled at most once. */
-export function registerThreadReplies(
-  app: App,
-  deps: { jobs: JobService; store: Store; log: Logger },
-): void {
+/** Replies in a job thread become follow-up messages, each handled once. */
+export function registerThreadReplies(app: App, deps: { jobs: JobService; log: Logger }): void {
   const log = deps.log.child({ component: 'thread-replies' });
   app.event('message', async ({ event, body, context }) => {
     const reply = ThreadReply.safeParse(event);
@@ -39,23 +35,18 @@ export function registerThreadReplies(
       return;
     }
     // Slack redelivers events it thinks we missed (X-Slack-Retry-Num) and may deliver the
-    // same message under two event ids; both keys are claimed durably before acting.
-    const keys = [`msg:${m.channel}:${m.ts}`];
-    if (envelope.success && envelope.data.event_id) keys.push(`event:${envelope.data.event_id}`);
-    if (!(await deps.store.claimEvent(keys, Date.now()))) {
-      log.info(
-        { channelId: m.channel, ts: m.ts, eventId: envelope.data?.event_id },
-        'event.duplicate',
-      );
-      return;
-    }
-    await deps.jobs.followUp({
-      teamId,
-      channelId: m.channel,
-      threadTs: m.thread_ts,
-      ts: m.ts,
-      userId: m.user,
-      text: decodeSlackText(m.text),
-    });
+    // same message under two event ids: the reply is recorded once, durably, before acting.
+    const eventId = envelope.success ? envelope.data.event_id : undefined;
+    await deps.jobs.receiveReply(
+      {
+        teamId,
+        channelId: m.channel,
+        threadTs: m.thread_ts,
+        ts: m.ts,
+        userId: m.user,
+        text: decodeSlackText(m.text),
+      },
+      eventId ? [`event:${eventId}`] : [],
+    );
   });
 }

@@ -1,0 +1,173 @@
+import type { ApiClient } from '../api/client.ts';
+import { ApiError } from '../api/errors.ts';
+import type { Job } from '../api/schemas.ts';
+import type { Logger } from '../log.ts';
+import type { FollowUp, JobSnapshot, JobThread, PollSchedule, Store } from '../store/types.ts';
+import { withDeadline } from './deadline.ts';
+import { describeFailure } from './failures.ts';
+import type { JobChat } from './ports.ts';
+import { toSnapshot } from './snapshot.ts';
+
+export interface ThreadReply {
+  teamId: string;
+  channelId: string;
+  threadTs: string;
+  ts: string;
+  userId: string;
+  text: string;
+}
+
+export type FollowUpOutcome = 'sent' | 'refused' | 'uncertain' | 'ignored' | 'duplicate';
+
+interface FollowUpDeps {
+  store: Store;
+  api: Pick<ApiClient, 'sendMessage'>;
+  chat: JobChat;
+  log: Logger;
+  wake: () => void;
+  now: () => number;
+  deadlineMs: number;
+  firstPoll: () => PollSchedule;
+}
+
+/**
+ * A human reply in a job thread becomes a follow-up message to the job. The reply is
+ * recorded before it is sent and its outcome after, so that a crash in between is found by
+ * the recovery pass: sent then if it never left, reported in the thread if it may have.
+ */
+export function createFollowUps(deps: FollowUpDeps) {
+  const { store, api, chat, log, wake, now } = deps;
+
+  /** Handles a reply once, however often Slack delivers it (`eventKeys`). */
+  async function receiveReply(reply: ThreadReply, eventKeys: string[]): Promise<FollowUpOutcome> {
+    const thread = await store.findThread(reply.teamId, reply.channelId, reply.threadTs);
+    if (!thread) {
+      log.debug({ channelId: reply.channelId, threadTs: reply.threadTs }, 'reply.not_a_job_thread');
+      return 'ignored';
+    }
+    const followUp = await store.recordFollowUp(
+      {
+        threadId: thread.id,
+        replyKey: `${reply.channelId}:${reply.ts}`,
+        replyTs: reply.ts,
+        userId: reply.userId,
+        text: reply.text.trim(),
+      },
+      eventKeys,
+      now(),
+    );
+    if (!followUp) {
+      log.info({ channelId: reply.channelId, ts: reply.ts, eventKeys }, 'event.duplicate');
+      return 'duplicate';
+    }
+    return deliver(thread, followUp);
+  }
+
+  /** Sends a recorded follow-up, unless another process already took it on. */
+  async function deliver(thread: JobThread, f: FollowUp): Promise<FollowUpOutcome> {
+    const tell = (text: string) =>
+      chat.tellUser({
+        channelId: thread.channelId,
+        userId: f.userId,
+        threadTs: thread.threadTs,
+        text,
+      });
+    const refuse = async (why: string, text: string) => {
+      log.info({ threadId: thread.id, status: thread.status, why }, 'reply.refused');
+      await store.moveFollowUp(f.id, ['received'], 'refused', now());
+      await tell(text);
+      return 'refused' as const;
+    };
+    if (!f.text)
+      return refuse(
+        'empty',
+        'I can only pass text on to the agent: reply with words, not just files.',
+      );
+    if (!thread.jobId || thread.status === 'lost')
+      return refuse(
+        'no_job',
+        thread.status === 'lost'
+          ? 'The job behind this thread no longer exists, so I did not send your message. Start a new one with `/agent`.'
+          : thread.status === 'starting'
+            ? 'The job is still starting, so I did not send your message. Send it again in a moment.'
+            : 'This thread has no job (it did not start), so I did not send your message. Start a new one with `/agent`.',
+      );
+    // From here the message may leave: a crash past this point is reported, never resent.
+    if (!(await store.moveFollowUp(f.id, ['received'], 'sending', now()))) return 'ignored';
+    const jobId = thread.jobId;
+    const started = performance.now();
+    let job: Job;
+    try {
+      job = await withDeadline('job.message', deps.deadlineMs, (signal) =>
+        api.sendMessage(jobId, f.text, { signal }),
+      );
+    } catch (err) {
+      return failed(thread, f, err);
+    }
+    // The answer may still show the previous round's final status; the job has new work
+    // now, so it counts as active until a poll says otherwise.
+    await store.startRound(
+      thread.id,
+      { ...toSnapshot(job), status: 'active' },
+      deps.firstPoll(),
+      now(),
+      job.status !== 'active',
+    );
+    await store.moveFollowUp(f.id, ['sending'], 'sent', now());
+    log.info(
+      { jobId, threadId: thread.id, durationMs: Math.round(performance.now() - started) },
+      'job.message_sent',
+    );
+    wake();
+    try {
+      await chat.acknowledgeReply(thread.channelId, f.replyTs);
+    } catch (err) {
+      // The message reached the job; a missing reaction is cosmetic.
+      log.warn({ err, jobId }, 'reply.ack_failed');
+    }
+    return 'sent';
+  }
+
+  async function failed(thread: JobThread, f: FollowUp, err: unknown): Promise<FollowUpOutcome> {
+    const jobId = thread.jobId;
+    if (!(err instanceof ApiError)) log.error({ err, jobId }, 'job.message_crashed');
+    else log.warn({ err, jobId, kind: err.kind, applied: err.applied }, 'job.message_failed');
+    const uncertain = !(err instanceof ApiError) || err.applied === 'unknown';
+    if (uncertain) {
+      // It may have reached the agent: watch the job as a new round, so that whatever it
+      // does with the message is announced rather than missed.
+      await watchAgain(store, thread, deps.firstPoll(), now());
+      wake();
+    }
+    await store.moveFollowUp(f.id, ['sending'], uncertain ? 'uncertain' : 'refused', now());
+    await chat.tellUser({
+      channelId: thread.channelId,
+      userId: f.userId,
+      threadTs: thread.threadTs,
+      text: describeFailure(err, 'message'),
+    });
+    return uncertain ? 'uncertain' : 'refused';
+  }
+
+  return { receiveReply, deliver };
+}
+
+/** A follow-up may have reached the job: a new round, watched until seen active again. */
+export async function watchAgain(
+  store: Pick<Store, 'startRound'>,
+  thread: JobThread,
+  schedule: PollSchedule,
+  now: number,
+): Promise<void> {
+  if (!thread.jobId) return;
+  const { model, repository, ref, prLink } = thread;
+  const watched: JobSnapshot = {
+    jobId: thread.jobId,
+    status: 'active',
+    model,
+    repository,
+    ref,
+    prLink,
+  };
+  await store.startRound(thread.id, watched, schedule, now, true);
+}

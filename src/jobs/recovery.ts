@@ -1,0 +1,135 @@
+import type { Logger } from '../log.ts';
+import type { FollowUp, JobThread, PollSchedule, Store } from '../store/types.ts';
+import type { FollowUpOutcome } from './follow-ups.ts';
+import { watchAgain } from './follow-ups.ts';
+import { type Loop, startLoop } from './loop.ts';
+import type { JobChat } from './ports.ts';
+import { PENDING_TS_PREFIX } from './service.ts';
+
+export interface RecoveryDeps {
+  store: Store;
+  chat: Pick<JobChat, 'findRoot'>;
+  /** Sends a follow-up that was recorded but never left (the job service's `deliver`). */
+  deliver: (thread: JobThread, f: FollowUp) => Promise<FollowUpOutcome>;
+  log: Logger;
+  /** Work still in progress after this long (LEASE_MS) was cut off by a crash. */
+  staleMs: number;
+  firstPoll: () => PollSchedule;
+  /** Wake the poller and the notifier after a change. */
+  wake: () => void;
+  now?: () => number;
+}
+
+const BATCH = 50;
+/**
+ * A root whose ts was not recorded is looked for only after this long: a root post still in
+ * flight (Slack calls time out after 15 s) must not be given up for lost.
+ */
+const PENDING_ROOT_MS = 2 * 60_000;
+
+export const INTERRUPTED_START =
+  'I was interrupted while starting this job (a restart or a storage error), so I cannot tell whether it started. Check your pull requests before running `/agent` again.';
+export const START_NOT_SENT =
+  'I was interrupted before I could start this job (a restart or a storage error). Nothing was sent to the agent: run `/agent` again.';
+
+/**
+ * Finds work a crash (of this process or another replica) cut short and settles it, once
+ * across replicas: starts left "Starting", and follow-ups recorded but not known to be sent.
+ * Runs at start and every `staleMs` after.
+ */
+export function startRecovery(deps: RecoveryDeps): Loop {
+  const log = deps.log.child({ component: 'recovery' });
+  return startLoop({
+    name: 'recovery',
+    log,
+    idleMs: deps.staleMs,
+    pass: async () => {
+      // Separate steps: one failing must not skip the other.
+      const changed = [
+        await interruptedStarts(deps, log).catch((err: unknown) => fail(log, 'starts', err)),
+        await interruptedFollowUps(deps, log).catch((err: unknown) => fail(log, 'follow_ups', err)),
+      ];
+      if (changed.some((n) => n > 0)) deps.wake();
+      return null;
+    },
+  });
+}
+
+function fail(log: Logger, step: string, err: unknown): number {
+  log.error({ err, step }, 'recovery.failed');
+  return 0;
+}
+
+/**
+ * A thread still 'starting' long after it was recorded was cut off between recording it
+ * and recording the create call's answer. If its root's ts was never recorded, the create
+ * call was not made yet: the root is found by its marker and told so (or, never posted, the
+ * thread is dropped). Otherwise the job may or may not exist (the call is not idempotent),
+ * so it is not resent: the person is told, in the root message.
+ */
+export async function interruptedStarts(deps: RecoveryDeps, log: Logger): Promise<number> {
+  const { store } = deps;
+  const now = deps.now ?? Date.now;
+  let settled = 0;
+  for (const t of await store.staleStarting(now() - deps.staleMs)) {
+    if (!t.threadTs.startsWith(PENDING_TS_PREFIX)) {
+      if (!(await store.startFailed(t.id, INTERRUPTED_START, now()))) continue; // a replica did
+      log.warn({ threadId: t.id, channelId: t.channelId }, 'job.start_interrupted');
+      settled++;
+      continue;
+    }
+    if (now() - t.createdAt < PENDING_ROOT_MS) continue;
+    const marker = t.threadTs.slice(PENDING_TS_PREFIX.length);
+    const ts = await deps.chat.findRoot(t.channelId, marker, t.createdAt - 60_000);
+    if (ts === null) {
+      await store.forgetStart(t.id);
+      log.warn({ threadId: t.id, channelId: t.channelId }, 'job.start_abandoned');
+      continue;
+    }
+    if (
+      (await store.setThreadTs(t.id, ts, now())) &&
+      (await store.startFailed(t.id, START_NOT_SENT, now()))
+    ) {
+      log.warn({ threadId: t.id, channelId: t.channelId, ts }, 'job.start_interrupted');
+      settled++;
+    }
+  }
+  return settled;
+}
+
+/**
+ * A follow-up recorded but never sent is sent now (once: taking it is a conditional move).
+ * One cut off while being sent may have reached the agent: it is not resent; the thread is
+ * told, and the job watched as a new round so that whatever it did is announced.
+ */
+export async function interruptedFollowUps(deps: RecoveryDeps, log: Logger): Promise<number> {
+  const { store } = deps;
+  const now = deps.now ?? Date.now;
+  let changed = 0;
+  for (const f of await store.staleFollowUps('received', now() - deps.staleMs, BATCH)) {
+    const thread = await store.getThread(f.threadId);
+    if (!thread) continue;
+    log.info({ threadId: thread.id, followUpId: f.id }, 'reply.resumed');
+    if ((await deps.deliver(thread, f)) === 'sent') changed++;
+  }
+  for (const f of await store.staleFollowUps('sending', now() - deps.staleMs, BATCH)) {
+    const thread = await store.getThread(f.threadId);
+    if (!thread) continue;
+    const notice = {
+      key: `reply:${f.replyKey}:uncertain`,
+      kind: 'notice' as const,
+      prLink: null,
+      detail: `I was interrupted while passing a reply on to the agent ("${excerpt(f.text)}"), so I cannot tell whether it arrived. Check the job before sending it again.`,
+    };
+    if (!(await store.followUpUncertain(f, notice, now()))) continue; // a replica did
+    await watchAgain(store, thread, deps.firstPoll(), now());
+    log.warn({ threadId: thread.id, followUpId: f.id, jobId: thread.jobId }, 'reply.uncertain');
+    changed++;
+  }
+  return changed;
+}
+
+function excerpt(text: string): string {
+  const line = text.replace(/\s+/g, ' ').trim();
+  return line.length > 120 ? `${line.slice(0, 119)}…` : line;
+}
