@@ -32,6 +32,7 @@ export interface BotOptions {
   apiTimeoutMs?: number;
   channelGapMs?: number;
   followUpGraceMs?: number;
+  troubleAfterMs?: number;
   digest?: { staleClaimMs?: number; retryMs?: number };
 }
 
@@ -155,6 +156,7 @@ export async function startBot(config: Config, opts: BotOptions = {}): Promise<B
       owner,
       leaseMs: config.leaseMs,
       ...(opts.followUpGraceMs === undefined ? {} : { followUpGraceMs: opts.followUpGraceMs }),
+      ...(opts.troubleAfterMs === undefined ? {} : { troubleAfterMs: opts.troubleAfterMs }),
       onChange: () => notifier.kick(),
     });
     stack.push({ name: 'poller', stop: () => poller.stop() });

@@ -1,5 +1,12 @@
 import type { ApiClient } from '../api/client.ts';
-import { ApiError, Forbidden, NotFound, RateLimited, Unauthorized } from '../api/errors.ts';
+import {
+  ApiError,
+  Forbidden,
+  MalformedResponse,
+  NotFound,
+  RateLimited,
+  Unauthorized,
+} from '../api/errors.ts';
 import { isFinalStatus } from '../api/schemas.ts';
 import type { Logger } from '../log.ts';
 import type { Announcement, JobSnapshot, JobThread, PollRecord, Store } from '../store/types.ts';
@@ -27,6 +34,11 @@ export interface PollerDeps {
    * the job is seen active again). Default: three first-poll delays, at least 30 s.
    */
   followUpGraceMs?: number;
+  /**
+   * How long polls may keep failing for a reason that will not fix itself (a rejected key,
+   * an answer we cannot read) before the thread is told. Default: 10 minutes.
+   */
+  troubleAfterMs?: number;
   /** Called after a pass recorded something to announce or show. */
   onChange: () => void;
   now?: () => number;
@@ -50,6 +62,7 @@ export function startPoller(deps: PollerDeps): Loop {
   const now = deps.now ?? Date.now;
   const concurrency = deps.concurrency ?? 4;
   const followUpGraceMs = deps.followUpGraceMs ?? Math.max(3 * backoff.baseMs, 30_000);
+  const troubleAfterMs = deps.troubleAfterMs ?? 10 * 60_000;
   // Aborted on stop, so that shutdown does not wait out a slow API and its retries.
   const stopping = new AbortController();
   /** A poll (its retries included) ends well inside its lease. */
@@ -91,6 +104,7 @@ export function startPoller(deps: PollerDeps): Loop {
         snapshot: early ? null : snapshot,
         schedule: { nextPollAt: final ? null : now() + delayMs, pollIntervalMs: intervalMs },
         announcements,
+        failingSince: null,
       });
       if (!recorded) {
         log.info({ jobId, threadId: thread.id }, 'poll.superseded');
@@ -125,20 +139,31 @@ export function startPoller(deps: PollerDeps): Loop {
         return true;
       }
       if (!(err instanceof ApiError)) throw err;
-      // Transient or configuration trouble: keep the job, ask again later. Auth problems
-      // will not fix themselves quickly, so wait the longest.
-      const slow = err instanceof Unauthorized || err instanceof Forbidden;
-      const prev = slow ? backoff.maxMs : Math.max(thread.pollIntervalMs, backoff.baseMs) * 2;
-      const { intervalMs, delayMs } = nextPollDelay(prev, false, backoff, deps.random);
-      const wait = err instanceof RateLimited ? Math.max(delayMs, err.retryAfterMs) : delayMs;
-      await record(thread, {
-        snapshot: null,
-        schedule: { nextPollAt: now() + wait, pollIntervalMs: intervalMs },
-        announcements: [],
-      });
-      log[slow ? 'error' : 'warn']({ err, jobId, kind: err.kind, nextInMs: wait }, 'poll.failed');
-      return false;
+      return failed(thread, jobId, err);
     }
+  }
+
+  /**
+   * Transient or configuration trouble: keep the job, ask again later. A rejected key or an
+   * answer we cannot read will not fix itself quickly: wait the longest, and once it has
+   * lasted `troubleAfterMs`, say in the thread what is wrong (once per streak).
+   */
+  async function failed(thread: JobThread, jobId: string, err: ApiError): Promise<boolean> {
+    const lasting =
+      err instanceof Unauthorized || err instanceof Forbidden || err instanceof MalformedResponse;
+    const prev = lasting ? backoff.maxMs : Math.max(thread.pollIntervalMs, backoff.baseMs) * 2;
+    const { intervalMs, delayMs } = nextPollDelay(prev, false, backoff, deps.random);
+    const wait = err instanceof RateLimited ? Math.max(delayMs, err.retryAfterMs) : delayMs;
+    const since = lasting ? (thread.pollFailingSince ?? now()) : undefined;
+    const tell = since !== undefined && now() - since >= troubleAfterMs;
+    await record(thread, {
+      snapshot: null,
+      schedule: { nextPollAt: now() + wait, pollIntervalMs: intervalMs },
+      announcements: tell ? [trouble(jobId, thread.round, since, err, backoff.maxMs)] : [],
+      ...(since === undefined ? {} : { failingSince: since }),
+    });
+    log[lasting ? 'error' : 'warn']({ err, jobId, kind: err.kind, nextInMs: wait }, 'poll.failed');
+    return tell;
   }
 
   async function pass(): Promise<number | null> {
@@ -192,5 +217,21 @@ function snapshotOf(t: JobThread, jobId: string): JobSnapshot {
     repository: t.repository,
     ref: t.ref,
     prLink: t.prLink,
+  };
+}
+
+/** The thread's notice that its job cannot be checked on; one per failing streak. */
+function trouble(
+  jobId: string,
+  round: number,
+  since: number,
+  err: ApiError,
+  retryMs: number,
+): Announcement {
+  return {
+    key: `${announcementKey(jobId, round, 'trouble')}:${since}`,
+    kind: 'notice',
+    prLink: null,
+    detail: `I can't check on this job right now: ${err.message}. I keep trying every ${Math.round(retryMs / 1000)} s and will post here when it moves on.`,
   };
 }

@@ -251,6 +251,11 @@ export class ApiEmulator {
     this.faults.push({ kind, fault, left: times });
   }
 
+  /** Drops every queued fault: the service is healthy again. */
+  clearFaults(): void {
+    this.faults.length = 0;
+  }
+
   /** Every answer of this kind takes at least `ms` (0 for none), like a busy backend. */
   setLatency(kind: RequestKind, ms: number): void {
     this.latency.set(kind, ms);

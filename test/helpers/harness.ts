@@ -151,6 +151,7 @@ export class Harness {
       apiTimeoutMs: 2_000,
       channelGapMs: 10,
       followUpGraceMs: 300,
+      troubleAfterMs: 1_000,
       ...extra,
     });
   }

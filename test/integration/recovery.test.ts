@@ -143,4 +143,25 @@ describe('recovery after a crash', () => {
       await after.close();
     }
   });
+
+  it('says in the thread, once, when the job cannot be checked on, and keeps watching', async () => {
+    await h.start();
+    await h.command('Add a quickstart');
+    const root = await eventually(() => h.roots()[0], 'root');
+    const job = await eventually(() => h.api.createdJobs()[0], 'job');
+    // The key is revoked: every poll from now on is refused.
+    h.api.inject('get', { status: 401 }, 1_000);
+    const notice = await eventually(() => h.botReplies(root.ts)[0], 'the notice', 8_000);
+    expect(notice.text).toMatch(/can't check on this job.*MINTLIFY_API_KEY/);
+    expect(notice.text).not.toContain('mint_');
+    const polls = h.api.requestsTo('get').length;
+    await sleep(1_000);
+    expect(h.api.requestsTo('get').length).toBeGreaterThan(polls); // still watched
+    expect(h.botReplies(root.ts)).toHaveLength(1);
+    // The key works again: the job's completion is announced as usual.
+    h.api.clearFaults();
+    h.api.complete(job.id, 'https://github.com/acme/docs/pull/9');
+    await eventually(() => h.botReplies(root.ts).length === 2, 'the completion', 8_000);
+    expect(h.botReplies(root.ts)[1]?.text).toContain('pull/9');
+  });
 });

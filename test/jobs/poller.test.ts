@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, expect, it } from 'vitest';
-import { NotFound } from '../../src/api/errors.ts';
+import { MalformedResponse, NotFound, Unauthorized } from '../../src/api/errors.ts';
 import type { Job } from '../../src/api/schemas.ts';
 import { startPoller } from '../../src/jobs/poller.ts';
 import { openSqliteStore } from '../../src/store/sqlite.ts';
@@ -148,4 +148,28 @@ it("does not take the previous round's final status as the answer to a follow-up
   } finally {
     await poller.stop();
   }
+});
+
+it('tells the thread once when polls keep being refused, keeps polling, and tells again after a recovery', async () => {
+  const t = await threadWith('active');
+  const refused = new Unauthorized('job.get');
+  const unreadable = new MalformedResponse('job.get', 200, 'status: Invalid option');
+  // A streak of refusals, one good answer, then a streak of answers we cannot read.
+  const api = scriptedApi([...Array(8).fill(refused), job(), ...Array(8).fill(unreadable), job()]);
+  const poller = poll(api, { backoff: { baseMs: 10, maxMs: 20 }, troubleAfterMs: 60 });
+  try {
+    await eventually(() => api.calls.length >= 18, 'both streaks polled', 10_000);
+  } finally {
+    await poller.stop();
+  }
+  const notices = (await store.pendingAnnouncements(Date.now(), 10)).map((i) => i.announcement);
+  expect(notices).toHaveLength(2);
+  expect(notices.every((n) => n.kind === 'notice' && n.key.startsWith('job_1:0:trouble:'))).toBe(
+    true,
+  );
+  expect(notices[0]?.detail).toMatch(/can't check on this job.*MINTLIFY_API_KEY/);
+  expect(notices[1]?.detail).toContain('could not read');
+  // Still watched, and no longer counted as failing after the last good answer.
+  expect(await store.getThread(t.id)).toMatchObject({ status: 'active', pollFailingSince: null });
+  expect((await store.getThread(t.id))?.nextPollAt).not.toBeNull();
 });
