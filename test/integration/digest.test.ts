@@ -1,7 +1,7 @@
 import { Writable } from 'node:stream';
 import { WebClient } from '@slack/web-api';
 import { afterEach, describe, expect, it } from 'vitest';
-import { type Bot, startBot } from '../../src/bot.ts';
+import { type Bot, type BotOptions, startBot } from '../../src/bot.ts';
 import { loadConfig } from '../../src/config.ts';
 import { digestPeriod, formatRange } from '../../src/reports/range.ts';
 import { Harness, SECRETS } from '../helpers/harness.ts';
@@ -18,10 +18,11 @@ afterEach(async () => {
 });
 
 /** A second instance of the bot on the same database, as another replica would be. */
-async function secondInstance(): Promise<Bot> {
+async function secondInstance(opts: Pick<BotOptions, 'digest'> = {}): Promise<Bot> {
   const r = loadConfig({ ...h.env, PORT: String(await freePort()) });
   if (!r.ok) throw new Error(r.problems.join('\n'));
   const bot = await startBot(r.config, {
+    ...opts,
     logDestination: new Writable({
       write(chunk, _e, cb) {
         extraLogs.push(String(chunk));
@@ -107,6 +108,20 @@ describe('weekly digest', () => {
     expect(h.logs).toContain('digest.claimed_elsewhere');
     await sleep(1_500);
     expect(digests()).toHaveLength(1);
+  });
+
+  it('keeps a slow build its own while it beats: a second instance does not take it over', async () => {
+    await missedAnHourAgo();
+    h.api.setLatency('visitors', 150); // the API is struggling: the build takes seconds
+    const fast = { digest: { staleClaimMs: 300, retryMs: 300 } };
+    await h.start(fast);
+    await eventually(() => h.api.requestsTo('visitors').length > 0, 'the build under way');
+    await sleep(600); // twice the stale time: only the heartbeat keeps the claim fresh
+    await secondInstance(fast);
+    await eventually(() => digests().length === 1, 'the digest', 15_000);
+    await sleep(1_000); // the second instance's retry finds it posted
+    expect(digests()).toHaveLength(1);
+    expect(extraLogs.join('')).toContain('digest.claimed_elsewhere');
   });
 
   it('retries a run that failed on an API error, and posts once', async () => {
