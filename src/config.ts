@@ -128,6 +128,9 @@ function isTimeZone(zone: string): boolean {
 
 export type Env = z.infer<typeof EnvSchema>;
 
+/** Every variable the bot reads: the README's table and .env.example list exactly these. */
+export const ENV_VARIABLES = Object.keys(EnvSchema.shape);
+
 export interface Config {
   slack: {
     botToken: string;

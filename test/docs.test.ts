@@ -1,0 +1,28 @@
+import { readFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { ENV_VARIABLES } from '../src/config.ts';
+
+/** The README, .env.example and compose.yaml are part of the contract: they must stay true. */
+const read = (file: string) => readFileSync(new URL(`../${file}`, import.meta.url), 'utf8');
+
+describe('documentation matches the code', () => {
+  it('lists every configuration variable in the README table and in .env.example, and no other', () => {
+    const readme = read('README.md');
+    const tableRows = [...readme.matchAll(/^\| `([A-Z_]+)` \|/gm)].map((m) => m[1]);
+    expect([...tableRows].sort()).toEqual([...ENV_VARIABLES].sort());
+    const example = read('.env.example');
+    const named = [...example.matchAll(/^#? ?([A-Z][A-Z_]+)=/gm)].map((m) => m[1]);
+    expect([...new Set(named)].sort()).toEqual([...ENV_VARIABLES].sort());
+  });
+
+  it('does not set DATABASE_URL in .env.example, so the Docker image keeps its /data path', () => {
+    expect(read('.env.example')).not.toMatch(/^DATABASE_URL=/m);
+    expect(read('Dockerfile')).toContain('DATABASE_URL=sqlite:/data/bot.sqlite');
+  });
+
+  it('runs the compose replicas on the one PostgreSQL database', () => {
+    const compose = read('compose.yaml');
+    expect(compose).toMatch(/DATABASE_URL: postgres:\/\/bot:.*@db:5432\/docs_agent_bot/);
+    expect(compose).toMatch(/replicas: 2/);
+  });
+});
