@@ -15,15 +15,19 @@ const optionalString = z.preprocess(
   z.string().trim().optional(),
 );
 
-const positiveInt = (fallback: number) =>
-  z.preprocess(
+/** A duration in milliseconds; `atLeast` names a floor and why it is there. */
+const positiveInt = (fallback: number, atLeast?: { ms: number; why: string }) => {
+  const ms = z.coerce
+    .number({ error: 'must be a whole number of milliseconds' })
+    .int({ error: 'must be a whole number of milliseconds' });
+  return z.preprocess(
     (v) => (typeof v === 'string' && v.trim() === '' ? undefined : v),
-    z.coerce
-      .number({ error: 'must be a whole number of milliseconds' })
-      .int({ error: 'must be a whole number of milliseconds' })
-      .positive({ error: 'must be greater than 0' })
-      .default(fallback),
+    (atLeast
+      ? ms.min(atLeast.ms, { error: `must be at least ${atLeast.ms} (${atLeast.why})` })
+      : ms.positive({ error: 'must be greater than 0' })
+    ).default(fallback),
   );
+};
 
 const httpUrl = (fallback: string) =>
   z.preprocess(
@@ -71,14 +75,7 @@ const EnvSchema = z.object({
   ),
   POLL_INTERVAL_MS: positiveInt(5000),
   POLL_MAX_INTERVAL_MS: positiveInt(60_000),
-  LEASE_MS: z.preprocess(
-    (v) => (typeof v === 'string' && v.trim() === '' ? undefined : v),
-    z.coerce
-      .number({ error: 'must be a whole number of milliseconds' })
-      .int({ error: 'must be a whole number of milliseconds' })
-      .min(1_000, { error: 'must be at least 1000 (a poll must fit inside its lease)' })
-      .default(30_000),
-  ),
+  LEASE_MS: positiveInt(30_000, { ms: 1_000, why: 'a poll must fit inside its lease' }),
   DIGEST_CHANNEL: optionalString,
   DIGEST_CRON: optionalString.pipe(
     z

@@ -75,6 +75,26 @@ async function call<T>(fn: () => Promise<T>): Promise<T> {
   }
 }
 
+interface Page {
+  messages?: { ts?: string; metadata?: unknown }[];
+  response_metadata?: { next_cursor?: string };
+}
+
+/** The first message, across every page of a history or a thread, that `match`es. */
+async function anyMessage<M extends { ts?: string; metadata?: unknown }>(
+  page: (cursor: string | undefined) => Promise<Page & { messages?: M[] }>,
+  match: (m: M) => boolean,
+): Promise<M | undefined> {
+  let cursor: string | undefined;
+  do {
+    const res = await call(() => page(cursor));
+    const found = res.messages?.find(match);
+    if (found) return found;
+    cursor = res.response_metadata?.next_cursor || undefined;
+  } while (cursor);
+  return undefined;
+}
+
 /** The jobs feature's chat port, spoken in Slack Web API calls. */
 export function createSlackJobChat(client: WebClient, log: Logger): JobChat {
   const chatLog = log.child({ component: 'slack-chat' });
@@ -106,9 +126,8 @@ export function createSlackJobChat(client: WebClient, log: Logger): JobChat {
     },
 
     async findRoot(channelId: string, marker: string, sinceMs: number) {
-      let cursor: string | undefined;
-      do {
-        const res = await call(() =>
+      const root = await anyMessage(
+        (cursor) =>
           client.conversations.history({
             channel: channelId,
             oldest: String(sinceMs / 1000),
@@ -116,15 +135,12 @@ export function createSlackJobChat(client: WebClient, log: Logger): JobChat {
             limit: 200,
             ...(cursor ? { cursor } : {}),
           }),
-        );
-        const root = res.messages?.find((m) => {
+        (m) => {
           const meta = RootMetadata.safeParse(m.metadata);
           return meta.success && meta.data.event_payload.marker === marker;
-        });
-        if (root?.ts) return root.ts;
-        cursor = res.response_metadata?.next_cursor || undefined;
-      } while (cursor);
-      return null;
+        },
+      );
+      return root?.ts ?? null;
     },
 
     async showJob(thread: JobThread) {
@@ -152,10 +168,9 @@ export function createSlackJobChat(client: WebClient, log: Logger): JobChat {
       );
     },
 
-    async hasAnnounced(thread: JobThread, key: string) {
-      let cursor: string | undefined;
-      do {
-        const res = await call(() =>
+    hasAnnounced(thread: JobThread, key: string) {
+      return anyMessage(
+        (cursor) =>
           client.conversations.replies({
             channel: thread.channelId,
             ts: thread.threadTs,
@@ -163,15 +178,11 @@ export function createSlackJobChat(client: WebClient, log: Logger): JobChat {
             limit: 200,
             ...(cursor ? { cursor } : {}),
           }),
-        );
-        const found = res.messages?.some((m) => {
+        (m) => {
           const meta = AnnouncementMetadata.safeParse(m.metadata);
           return meta.success && meta.data.event_payload.key === key;
-        });
-        if (found) return true;
-        cursor = res.response_metadata?.next_cursor || undefined;
-      } while (cursor);
-      return false;
+        },
+      ).then((found) => found !== undefined);
     },
 
     async acknowledgeReply(channelId: string, ts: string) {

@@ -1,6 +1,7 @@
 import type { Kysely } from 'kysely';
 import type { Engine } from './engine.ts';
-import { type Database, num, toThread } from './schema.ts';
+import { claimThreads } from './leases.ts';
+import { type Database, num } from './schema.ts';
 import type { Announcement, Lease, Store } from './types.ts';
 
 /** Puts an announcement into the outbox, once per key, inside the caller's transaction. */
@@ -42,28 +43,8 @@ export function announcementQueries(
 > {
   const { db } = e;
   return {
-    async claimRootUpdates(now: number, limit: number, lease: Lease) {
-      const behind = e.skipLocked(
-        db
-          .selectFrom('job_threads')
-          .select('id')
-          .whereRef('root_version', '>', 'root_shown_version')
-          .where((eb) =>
-            eb.or([eb('root_locked_until', 'is', null), eb('root_locked_until', '<=', now)]),
-          )
-          .orderBy('updated_at')
-          .limit(limit),
-      );
-      const rows = await db
-        .updateTable('job_threads')
-        .set({ root_locked_by: lease.owner, root_locked_until: lease.until })
-        .where('id', 'in', behind)
-        .where((eb) =>
-          eb.or([eb('root_locked_until', 'is', null), eb('root_locked_until', '<=', now)]),
-        )
-        .returningAll()
-        .execute();
-      return rows.map(toThread).sort((a, b) => a.updatedAt - b.updatedAt || a.id - b.id);
+    claimRootUpdates(now: number, limit: number, lease: Lease) {
+      return claimThreads(e, 'root', now, limit, lease);
     },
 
     async markRootShown(threadId: number, version: number, owner: string) {

@@ -1,14 +1,9 @@
-import { type ExpressionBuilder, sql } from 'kysely';
+import { sql } from 'kysely';
 import { enqueue } from './announcements.ts';
 import type { Engine } from './engine.ts';
-import { type Database, num, shownChanged, snapshotColumns, toThread } from './schema.ts';
+import { claimThreads } from './leases.ts';
+import { num, shownChanged, snapshotColumns } from './schema.ts';
 import type { Lease, PollRecord, Store } from './types.ts';
-
-type Threads = ExpressionBuilder<Database, 'job_threads'>;
-
-/** No live lease holds the job: never leased, released, or its holder's time is up. */
-const unleased = (now: number) => (eb: Threads) =>
-  eb.or([eb('locked_until', 'is', null), eb('locked_until', '<=', now)]);
 
 /** Polling: which replica polls which job when, and what each poll found. */
 export function pollQueries(
@@ -16,29 +11,8 @@ export function pollQueries(
 ): Pick<Store, 'claimDueJobs' | 'nextDueAt' | 'recordPoll' | 'releaseLeases'> {
   const { db } = e;
   return {
-    async claimDueJobs(now: number, limit: number, lease: Lease) {
-      const due = e.skipLocked(
-        db
-          .selectFrom('job_threads')
-          .select('id')
-          .where('next_poll_at', 'is not', null)
-          .where('next_poll_at', '<=', now)
-          .where(unleased(now))
-          .orderBy('next_poll_at')
-          .limit(limit),
-      );
-      // The lease test is repeated outside the subquery: PostgreSQL re-checks it on a row
-      // another replica claimed while this statement waited for it, and then skips the row.
-      const rows = await db
-        .updateTable('job_threads')
-        .set({ locked_by: lease.owner, locked_until: lease.until })
-        .where('id', 'in', due)
-        .where(unleased(now))
-        .returningAll()
-        .execute();
-      return rows
-        .map(toThread)
-        .sort((a, b) => (a.nextPollAt ?? 0) - (b.nextPollAt ?? 0) || a.id - b.id);
+    claimDueJobs(now: number, limit: number, lease: Lease) {
+      return claimThreads(e, 'poll', now, limit, lease);
     },
 
     async nextDueAt() {
