@@ -52,7 +52,10 @@ export function startNotifier(deps: NotifierDeps): Loop {
   async function updateRoots(): Promise<number | null> {
     let retryIn: number | null = null;
     const lease = { owner: deps.owner, until: now() + deps.leaseMs };
-    for (const thread of await store.claimRootUpdates(now(), BATCH, lease)) {
+    const claimed = await store.claimRootUpdates(now(), BATCH, lease);
+    // A full batch means more may be waiting: come back at once rather than at the next kick.
+    if (claimed.length === BATCH) retryIn = 0;
+    for (const thread of claimed) {
       try {
         await paced(thread.channelId, () => chat.showJob(thread));
         await store.markRootShown(thread.id, thread.rootVersion, deps.owner);
@@ -76,7 +79,9 @@ export function startNotifier(deps: NotifierDeps): Loop {
 
   async function postAnnouncements(): Promise<number | null> {
     let retryIn: number | null = null;
-    for (const item of await store.pendingAnnouncements(now(), BATCH)) {
+    const pending = await store.pendingAnnouncements(now(), BATCH);
+    if (pending.length === BATCH) retryIn = 0; // more may be waiting
+    for (const item of pending) {
       const thread = await store.getThread(item.threadId);
       if (!thread) continue;
       const { key, kind } = item.announcement;

@@ -27,8 +27,12 @@ it('runs /agent over Socket Mode: acks the envelope, posts the root, creates one
     authorization: `Bearer ${SECRETS.apiKey}`,
     body: { prompt: 'Document the webhooks API' },
   });
+  // The job is recorded right after the create call answers.
   const store = await h.openStore();
-  expect(await store.findThread('T0001', CHANNEL, root.ts)).toMatchObject({ jobId: job.id });
+  await eventually(
+    async () => (await store.findThread('T0001', CHANNEL, root.ts))?.jobId === job.id,
+    'the thread mapped to the job',
+  );
   await store.close();
 
   h.api.complete(job.id, 'https://github.com/acme/docs/pull/5');

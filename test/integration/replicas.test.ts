@@ -21,7 +21,19 @@ beforeEach(async () => {
 });
 afterEach(async (ctx) => {
   if (!postgresAvailable) return;
-  if (ctx.task.result?.state === 'fail') console.error(h.logs.split('\n').slice(-30).join('\n'));
+  if (ctx.task.result?.state === 'fail') {
+    const events = (log: string) =>
+      Object.entries(Object.groupBy(log.match(/"msg":"[a-z_.]+"/g) ?? [], (m) => m)).map(
+        ([k, v]) => `${k} ×${v?.length}`,
+      );
+    const shown = Object.groupBy(h.roots(), (m) => m.text.split(':')[0] ?? '');
+    console.error({
+      roots: Object.fromEntries(Object.entries(shown).map(([k, v]) => [k, v?.length])),
+      creates: h.api.requestsTo('create').length,
+      first: events(h.logs),
+      second: events(replicaLog.join('')),
+    });
+  }
   await h.close();
 });
 
