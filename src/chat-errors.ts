@@ -8,12 +8,21 @@ export class ChatError extends Error {
   readonly code: string;
   readonly retryable: boolean;
   readonly retryAfterMs: number | undefined;
-  constructor(code: string, opts: { retryable: boolean; retryAfterMs?: number }) {
+  /**
+   * Slack answered with an error, so the call provably did nothing. False when the answer
+   * was lost (a dropped connection, a gateway's 5xx): a post may have gone through.
+   */
+  readonly answered: boolean;
+  constructor(
+    code: string,
+    opts: { retryable: boolean; retryAfterMs?: number; answered?: boolean },
+  ) {
     super(`Slack call failed: ${code}`);
     this.name = 'ChatError';
     this.code = code;
     this.retryable = opts.retryable;
     this.retryAfterMs = opts.retryAfterMs;
+    this.answered = opts.answered ?? true;
   }
 }
 

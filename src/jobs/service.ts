@@ -78,6 +78,14 @@ export function createJobService(deps: JobServiceDeps) {
     } catch (err) {
       const code = err instanceof ChatError ? err.code : 'unknown';
       log.warn({ err, channelId: req.channelId, code }, 'job.root_post_failed');
+      if (!(err instanceof ChatError && err.answered)) {
+        // The root may have been posted all the same: the recovery pass looks for it by
+        // its marker and, if it is there, marks it as not started.
+        await reply(
+          `Slack did not confirm my message (${code}), so I didn't start a job. If a "Starting" message shows up here, I'll mark it as not started shortly; run \`/agent\` again.`,
+        );
+        return;
+      }
       await store.forgetStart(thread.id);
       await reply(
         NOT_IN_CHANNEL_CODES.has(code)

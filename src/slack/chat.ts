@@ -57,12 +57,13 @@ export function toChatError(err: unknown): ChatError {
         retryAfterMs: (e.retryAfter ?? 1) * 1000,
       });
     case ErrorCode.HTTPError:
-      return new ChatError(`http_${e.statusCode ?? 'error'}`, { retryable: true });
+      return new ChatError(`http_${e.statusCode ?? 'error'}`, { retryable: true, answered: false });
     case ErrorCode.RequestError:
-      return new ChatError('request_failed', { retryable: true });
+      return new ChatError('request_failed', { retryable: true, answered: false });
     default:
       return new ChatError(err instanceof Error ? err.message : 'unknown_error', {
         retryable: true,
+        answered: false,
       });
   }
 }
