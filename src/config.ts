@@ -95,6 +95,7 @@ const EnvSchema = z.object({
       .max(100, { error: 'must be at most 100 (the hourly analytics budget)' })
       .default(DEFAULT_MAX_REQUESTS),
   ),
+  SHUTDOWN_TIMEOUT_MS: positiveInt(10_000),
   LOG_LEVEL: optionalString.pipe(
     z.enum(logLevels, { error: `must be one of ${logLevels.join(', ')}` }).default('info'),
   ),
@@ -134,6 +135,8 @@ export interface Config {
   poll: { intervalMs: number; maxIntervalMs: number };
   digest: { channel: string | undefined; cron: string; timeZone: string };
   visitors: { maxRequests: number };
+  /** How long a shutdown waits for commands and events already being handled. */
+  shutdownTimeoutMs: number;
   logLevel: (typeof logLevels)[number];
 }
 
@@ -185,6 +188,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       poll: { intervalMs: e.POLL_INTERVAL_MS, maxIntervalMs: e.POLL_MAX_INTERVAL_MS },
       digest: { channel: e.DIGEST_CHANNEL, cron: e.DIGEST_CRON, timeZone: e.DIGEST_TIMEZONE },
       visitors: { maxRequests: e.VISITORS_MAX_REQUESTS },
+      shutdownTimeoutMs: e.SHUTDOWN_TIMEOUT_MS,
       logLevel: e.LOG_LEVEL,
     },
   };
