@@ -3,11 +3,14 @@ import type { DestinationStream } from 'pino';
 import { HOUR_MS, slidingWindowBudget } from './api/budget.ts';
 import { ApiClient, type RetryOptions } from './api/client.ts';
 import type { Config } from './config.ts';
+import { createInflight } from './inflight.ts';
 import { startLoop } from './jobs/loop.ts';
 import { startNotifier } from './jobs/notifier.ts';
 import { startPoller } from './jobs/poller.ts';
+import type { JobChat } from './jobs/ports.ts';
 import { createJobService, recoverInterruptedStarts } from './jobs/service.ts';
 import { createLogger, type Logger } from './log.ts';
+import { probeEndpoints } from './probes.ts';
 import { startDigest } from './reports/digest.ts';
 import { createReportService } from './reports/service.ts';
 import { createSlackApp } from './slack/app.ts';
@@ -15,6 +18,8 @@ import { createSlackJobChat } from './slack/chat.ts';
 import { registerListeners } from './slack/listeners/index.ts';
 import { createSlackReportPoster } from './slack/report-poster.ts';
 import { openStore } from './store/open.ts';
+import type { Store } from './store/types.ts';
+import { createTeardown, drainInflight, settleAbandoned, type Teardown } from './teardown.ts';
 
 /** Documented budgets of the service: per project per hour (agent), per organisation per hour (analytics). */
 export const AGENT_USES_PER_HOUR = 100;
@@ -31,10 +36,16 @@ export interface BotOptions {
   channelGapMs?: number;
   followUpGraceMs?: number;
   digest?: { staleClaimMs?: number; retryMs?: number };
+  /** Tests keep a handle on the store this way (to take the database away from a running bot). */
+  openStore?: (databaseUrl: string) => Promise<Store>;
 }
 
 export interface Bot {
   log: Logger;
+  /**
+   * Stops taking commands and events, waits for those in flight (SHUTDOWN_TIMEOUT_MS at
+   * most), cuts short what still waits on the API, stops the loops, closes the database.
+   */
   stop(): Promise<void>;
 }
 
@@ -53,149 +64,174 @@ export async function startBot(config: Config, opts: BotOptions = {}): Promise<B
     ],
     ...(opts.logDestination ? { destination: opts.logDestination } : {}),
   });
-  const stack: { name: string; stop: () => Promise<void> }[] = [];
-  const stopAll = async () => {
-    for (const part of stack.reverse()) {
-      try {
-        await part.stop();
-      } catch (err) {
-        log.error({ err, part: part.name }, 'bot.stop_failed');
-      }
-    }
-    log.info('bot.stopped');
-    log.flush();
-  };
-
+  const teardown = createTeardown(log);
   try {
-    const store = await openStore(config.databaseUrl);
-    stack.push({ name: 'store', stop: () => store.close() });
+    await assemble(config, opts, log, teardown);
+  } catch (err) {
+    await teardown.run();
+    throw err;
+  }
+  return { log, stop: teardown.run };
+}
 
-    const api = new ApiClient({
-      baseUrl: config.api.baseUrl,
-      apiKey: config.api.key,
-      projectId: config.api.projectId,
-      log: log.child({ component: 'api' }),
-      ...(opts.apiRetry ? { retry: opts.apiRetry } : {}),
-      ...(opts.apiTimeoutMs ? { timeoutMs: opts.apiTimeoutMs } : {}),
-      budgets: {
-        agent: slidingWindowBudget(store, {
-          key: `agent:${config.api.projectId}`,
-          limit: AGENT_USES_PER_HOUR,
-          windowMs: HOUR_MS,
-          description: "This project's agent budget (100 jobs and messages per hour)",
-        }),
-        analytics: slidingWindowBudget(store, {
-          key: 'analytics',
-          limit: ANALYTICS_REQUESTS_PER_HOUR,
-          windowMs: HOUR_MS,
-          description: 'The analytics budget (100 requests per hour)',
-        }),
+/** Builds and starts every part; each registers its stop as soon as it exists. */
+async function assemble(config: Config, opts: BotOptions, log: Logger, teardown: Teardown) {
+  const store = await (opts.openStore ?? openStore)(config.databaseUrl);
+  teardown.add('store', () => store.close());
+
+  const inflight = createInflight();
+  let accepting = true;
+  const slack = createSlackApp({
+    config,
+    log,
+    endpoints: probeEndpoints({
+      mode: config.slack.mode,
+      log: log.child({ component: 'probes' }),
+      checks: {
+        database: () => store.ping(),
+        slackConnected: () => slack.connected(),
+        accepting: () => accepting,
       },
-    });
+    }),
+  });
+  // Closed late, so that the probes answer (not ready) while everything else stops.
+  teardown.add('slack', () => slack.stop());
 
-    let running = false;
-    const slack = createSlackApp({
-      config,
-      log,
-      health: () => ({ ok: running, detail: { mode: config.slack.mode } }),
-    });
-    const chat = createSlackJobChat(slack.app.client, log);
+  const api = createApiClient(config, store, log, opts);
+  // After the loops (the poller cuts its own polls short and must see that, not a failure);
+  // what is still waiting on the API then is work the drain gave up on.
+  teardown.add('api', async () => {
+    api.stop();
+    await settleAbandoned(inflight, log);
+  });
 
-    const wakeups: (() => void)[] = [];
-    const jobs = createJobService({
-      store,
-      api,
-      chat,
-      log,
-      poll: { intervalMs: config.poll.intervalMs },
-      wake: () => {
-        for (const w of wakeups) w();
-      },
-    });
-    const reports = createReportService({
-      api,
-      store,
-      log,
-      maxRequests: config.visitors.maxRequests,
-    });
-    const poster = createSlackReportPoster(
-      slack.app.client,
-      log.child({ component: 'report-poster' }),
-    );
-    registerListeners(slack.app, {
-      jobs,
+  const chat = createSlackJobChat(slack.app.client, log);
+  const wake = startBackground({ config, opts, log, teardown, store, api, chat });
+  const jobs = createJobService({
+    store,
+    api,
+    chat,
+    log,
+    poll: { intervalMs: config.poll.intervalMs },
+    wake,
+  });
+  const reports = createReportService({
+    api,
+    store,
+    log,
+    maxRequests: config.visitors.maxRequests,
+  });
+  const poster = createSlackReportPoster(
+    slack.app.client,
+    log.child({ component: 'report-poster' }),
+  );
+  registerListeners(slack.app, {
+    jobs,
+    store,
+    reports,
+    poster,
+    timeZone: config.digest.timeZone,
+    log,
+    inflight,
+  });
+
+  await slack.start();
+  if (config.digest.channel) {
+    const digest = startDigest({
       store,
       reports,
       poster,
+      log,
+      channelId: config.digest.channel,
+      cron: config.digest.cron,
       timeZone: config.digest.timeZone,
-      log,
+      owner: `${hostname()}:${process.pid}`,
+      ...opts.digest,
     });
-
-    const notifier = startNotifier({
-      store,
-      chat,
-      log,
-      ...(opts.channelGapMs === undefined ? {} : { channelGapMs: opts.channelGapMs }),
-    });
-    stack.push({ name: 'notifier', stop: () => notifier.stop() });
-    const poller = startPoller({
-      store,
-      api,
-      log,
-      backoff: { baseMs: config.poll.intervalMs, maxMs: config.poll.maxIntervalMs },
-      ...(opts.followUpGraceMs === undefined ? {} : { followUpGraceMs: opts.followUpGraceMs }),
-      onChange: () => notifier.kick(),
-    });
-    stack.push({ name: 'poller', stop: () => poller.stop() });
-    wakeups.push(
-      () => poller.kick(),
-      () => notifier.kick(),
-    );
-
-    // Runs at start and every few minutes after.
-    const housekeeping = startLoop({
-      name: 'housekeeping',
-      log,
-      idleMs: HOUSEKEEPING_MS,
-      pass: async () => {
-        // Separate steps: one failing must not skip the other.
-        await store
-          .pruneEvents(Date.now() - EVENT_MEMORY_MS)
-          .catch((err: unknown) => log.error({ err }, 'housekeeping.prune_failed'));
-        if (await recoverInterruptedStarts(store, log, Date.now())) notifier.kick();
-        return null;
-      },
-    });
-    stack.push({ name: 'housekeeping', stop: () => housekeeping.stop() });
-
-    await slack.start();
-    running = true;
-    if (config.digest.channel) {
-      const digest = startDigest({
-        store,
-        reports,
-        poster,
-        log,
-        channelId: config.digest.channel,
-        cron: config.digest.cron,
-        timeZone: config.digest.timeZone,
-        owner: `${hostname()}:${process.pid}`,
-        ...opts.digest,
-      });
-      stack.push({ name: 'digest', stop: async () => digest.stop() });
-    }
-    // Stop taking work first when shutting down.
-    stack.push({
-      name: 'slack',
-      stop: async () => {
-        running = false;
-        await slack.stop();
-      },
-    });
-    log.info({ mode: config.slack.mode, port: config.port }, 'bot.started');
-  } catch (err) {
-    await stopAll();
-    throw err;
+    teardown.add('digest', () => digest.stop());
   }
-  return { log, stop: stopAll };
+  // A shutdown stops taking work first, then waits for the work already taken.
+  teardown.add('drain', () => drainInflight(inflight, config.shutdownTimeoutMs, log));
+  teardown.add('intake', async () => {
+    accepting = false;
+    await slack.stopIntake();
+  });
+  log.info({ mode: config.slack.mode, port: config.port }, 'bot.started');
+}
+
+function createApiClient(config: Config, store: Store, log: Logger, opts: BotOptions) {
+  return new ApiClient({
+    baseUrl: config.api.baseUrl,
+    apiKey: config.api.key,
+    projectId: config.api.projectId,
+    log: log.child({ component: 'api' }),
+    ...(opts.apiRetry ? { retry: opts.apiRetry } : {}),
+    ...(opts.apiTimeoutMs ? { timeoutMs: opts.apiTimeoutMs } : {}),
+    budgets: {
+      agent: slidingWindowBudget(store, {
+        key: `agent:${config.api.projectId}`,
+        limit: AGENT_USES_PER_HOUR,
+        windowMs: HOUR_MS,
+        description: "This project's agent budget (100 jobs and messages per hour)",
+      }),
+      analytics: slidingWindowBudget(store, {
+        key: 'analytics',
+        limit: ANALYTICS_REQUESTS_PER_HOUR,
+        windowMs: HOUR_MS,
+        description: 'The analytics budget (100 requests per hour)',
+      }),
+    },
+  });
+}
+
+/**
+ * The notifier, the poller and housekeeping. Returns what wakes the first two after a
+ * change, so that a new job is polled and shown at once.
+ */
+function startBackground(deps: {
+  config: Config;
+  opts: BotOptions;
+  log: Logger;
+  teardown: Teardown;
+  store: Store;
+  api: ApiClient;
+  chat: JobChat;
+}): () => void {
+  const { config, opts, log, teardown, store } = deps;
+  const notifier = startNotifier({
+    store,
+    chat: deps.chat,
+    log,
+    ...(opts.channelGapMs === undefined ? {} : { channelGapMs: opts.channelGapMs }),
+  });
+  teardown.add('notifier', () => notifier.stop());
+  const poller = startPoller({
+    store,
+    api: deps.api,
+    log,
+    backoff: { baseMs: config.poll.intervalMs, maxMs: config.poll.maxIntervalMs },
+    ...(opts.followUpGraceMs === undefined ? {} : { followUpGraceMs: opts.followUpGraceMs }),
+    onChange: () => notifier.kick(),
+  });
+  teardown.add('poller', () => poller.stop());
+
+  // Runs at start and every few minutes after.
+  const housekeeping = startLoop({
+    name: 'housekeeping',
+    log,
+    idleMs: HOUSEKEEPING_MS,
+    pass: async () => {
+      // Separate steps: one failing must not skip the other.
+      await store
+        .pruneEvents(Date.now() - EVENT_MEMORY_MS)
+        .catch((err: unknown) => log.error({ err }, 'housekeeping.prune_failed'));
+      if (await recoverInterruptedStarts(store, log, Date.now())) notifier.kick();
+      return null;
+    },
+  });
+  teardown.add('housekeeping', () => housekeeping.stop());
+  return () => {
+    poller.kick();
+    notifier.kick();
+  };
 }

@@ -401,4 +401,9 @@ export class KyselyStore implements Store {
   close(): Promise<void> {
     return this.#close();
   }
+
+  /** `select 1`: touches no table, so it is cheap enough for every readiness probe. */
+  async ping(): Promise<void> {
+    await this.#db.selectNoFrom((eb) => eb.lit(1).as('one')).execute();
+  }
 }

@@ -178,4 +178,7 @@ export interface Store extends BudgetStore {
   markDigestPosted(channelId: string, periodKey: string, now: number): Promise<void>;
 
   close(): Promise<void>;
+
+  /** Resolves when the database answers a trivial query (readiness). */
+  ping(): Promise<void>;
 }

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { type Bot, type BotOptions, startBot } from '../../src/bot.ts';
 import { loadConfig } from '../../src/config.ts';
+import { openStore } from '../../src/store/open.ts';
 import { openSqliteStore } from '../../src/store/sqlite.ts';
 import type { Store } from '../../src/store/types.ts';
 import { ApiEmulator } from '../fakes/api-emulator.ts';
@@ -49,6 +50,8 @@ export class Harness {
   readonly mode: 'http' | 'socket';
   readonly logChunks: string[] = [];
   bot: Bot | undefined;
+  /** The running bot's own store (not a second connection to its file). */
+  botStore: Store | undefined;
   #ownsDir: boolean;
 
   private constructor(o: {
@@ -98,10 +101,16 @@ export class Harness {
   }
 
   get eventsUrl(): string {
-    return `http://127.0.0.1:${this.env.PORT}/slack/events`;
+    return this.url('/slack/events');
   }
 
-  async start(extra: Pick<BotOptions, 'digest'> = {}): Promise<void> {
+  /** An address on the bot's own HTTP server (PORT). */
+  url(path: string): string {
+    return `http://127.0.0.1:${this.env.PORT}${path}`;
+  }
+
+  /** `apiRetry` is merged over the harness's fast defaults. */
+  async start(extra: Pick<BotOptions, 'digest' | 'apiRetry'> = {}): Promise<void> {
     const r = loadConfig(this.env);
     if (!r.ok) throw new Error(r.problems.join('\n'));
     const chunks = this.logChunks;
@@ -112,11 +121,21 @@ export class Harness {
           cb();
         },
       }),
-      apiRetry: { retries: 2, minDelayMs: 10, maxDelayMs: 50, maxRetryAfterMs: 1_000 },
       apiTimeoutMs: 2_000,
       channelGapMs: 10,
       followUpGraceMs: 300,
+      openStore: async (url) => {
+        this.botStore = await openStore(url);
+        return this.botStore;
+      },
       ...extra,
+      apiRetry: {
+        retries: 2,
+        minDelayMs: 10,
+        maxDelayMs: 50,
+        maxRetryAfterMs: 1_000,
+        ...extra.apiRetry,
+      },
     });
     if (this.socket) await this.socket.waitForConnection();
   }
@@ -124,6 +143,7 @@ export class Harness {
   async stopBot(): Promise<void> {
     await this.bot?.stop();
     this.bot = undefined;
+    this.botStore = undefined;
   }
 
   async close(): Promise<void> {

@@ -1,5 +1,6 @@
-import type { App } from '@slack/bolt';
+import type { AllMiddlewareArgs, App, SlackEventMiddlewareArgs } from '@slack/bolt';
 import { z } from 'zod';
+import type { Inflight } from '../../inflight.ts';
 import type { JobService } from '../../jobs/service.ts';
 import type { Logger } from '../../log.ts';
 import { decodeSlackText } from '../../mrkdwn.ts';
@@ -25,10 +26,14 @@ const EventEnvelope = z.object({ event_id: z.string().optional(), team_id: z.str
 /** Replies in a job thread become follow-up messages, each handled at most once. */
 export function registerThreadReplies(
   app: App,
-  deps: { jobs: JobService; store: Store; log: Logger },
+  deps: { jobs: JobService; store: Store; log: Logger; inflight: Inflight },
 ): void {
   const log = deps.log.child({ component: 'thread-replies' });
-  app.event('message', async ({ event, body, context }) => {
+  async function onMessage({
+    event,
+    body,
+    context,
+  }: SlackEventMiddlewareArgs<'message'> & AllMiddlewareArgs): Promise<void> {
     const reply = ThreadReply.safeParse(event);
     if (!reply.success || reply.data.thread_ts === reply.data.ts) return;
     const m = reply.data;
@@ -57,5 +62,6 @@ export function registerThreadReplies(
       userId: m.user,
       text: decodeSlackText(m.text),
     });
-  });
+  }
+  app.event('message', (args) => deps.inflight.track(onMessage(args)));
 }
