@@ -406,4 +406,23 @@ export class KyselyStore implements Store {
   async ping(): Promise<void> {
     await this.#db.selectNoFrom((eb) => eb.lit(1).as('one')).execute();
   }
+
+  async outboxDepth(): Promise<number> {
+    const r = await this.#db
+      .selectFrom('outbox')
+      .select((eb) => eb.fn.countAll<number | string>().as('n'))
+      .where('sent_at', 'is', null)
+      .executeTakeFirstOrThrow();
+    return num(r.n);
+  }
+
+  async budgetUsed(key: string, since: number): Promise<number> {
+    const r = await this.#db
+      .selectFrom('budget_uses')
+      .select((eb) => eb.fn.countAll<number | string>().as('n'))
+      .where('bucket', '=', key)
+      .where('used_at', '>', since)
+      .executeTakeFirstOrThrow();
+    return num(r.n);
+  }
 }

@@ -181,4 +181,6 @@ export interface Store extends BudgetStore {
 
   /** Resolves when the database answers a trivial query (readiness). */
   ping(): Promise<void>;
+  /** Announcements recorded and not yet sent (a metric, read at scrape time). */
+  outboxDepth(): Promise<number>;
 }

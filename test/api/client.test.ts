@@ -247,6 +247,17 @@ describe('budget', () => {
     await c.createJob('4');
     await expect(c.createJob('5')).rejects.toThrow(BudgetExhausted);
   });
+
+  it('says how many slots the window has left', async () => {
+    expect(await budget.remaining()).toBe(2);
+    await client({ budgets: { agent: budget } }).createJob('1');
+    expect(await budget.remaining()).toBe(1);
+    clock += 60_000;
+    await client({ budgets: { agent: budget } }).createJob('2');
+    expect(await budget.remaining()).toBe(0);
+    clock += 3_600_000 - 60_000; // the first use has left the window
+    expect(await budget.remaining()).toBe(1);
+  });
 });
 
 describe('visitors', () => {

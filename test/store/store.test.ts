@@ -229,4 +229,36 @@ describe.each(engines)('store (%s)', (_name, open) => {
       state: 'posted',
     });
   });
+
+  it('answers a ping, and counts unsent announcements and budget uses within a window', async () => {
+    await store.ping();
+    expect(await store.outboxDepth()).toBe(0);
+    const t = await store.createThread(thread, 0);
+    const done = (kind: 'completed' | 'failed') => ({ key: `job_1:0:${kind}`, kind, prLink: null });
+    await store.recordPoll(
+      t.id,
+      0,
+      snap({ status: 'completed' }),
+      { nextPollAt: null, pollIntervalMs: 1 },
+      [done('completed'), done('failed')],
+      10,
+    );
+    expect(await store.outboxDepth()).toBe(2);
+    const [first] = await store.pendingAnnouncements(20, 10);
+    await store.markAnnouncementSent(first!.id, 21);
+    expect(await store.outboxDepth()).toBe(1);
+
+    for (const at of [100, 200, 300]) await store.takeBudgetSlot('agent:p', at, 1000, 10);
+    await store.takeBudgetSlot('analytics', 250, 1000, 10);
+    expect(await store.budgetUsed('agent:p', 100)).toBe(2); // after 100, not at it
+    expect(await store.budgetUsed('agent:p', 0)).toBe(3);
+    expect(await store.budgetUsed('analytics', 0)).toBe(1);
+    expect(await store.budgetUsed('nothing', 0)).toBe(0);
+  });
+
+  it('fails a ping once closed', async () => {
+    await store.close();
+    await expect(store.ping()).rejects.toThrow();
+    store = await open(dir); // for afterEach
+  });
 });
