@@ -10,10 +10,11 @@ import { startPoller } from './jobs/poller.ts';
 import type { JobChat } from './jobs/ports.ts';
 import { createJobService, recoverInterruptedStarts } from './jobs/service.ts';
 import { createLogger, type Logger } from './log.ts';
+import { createMetrics, type Metrics } from './metrics.ts';
 import { probeEndpoints } from './probes.ts';
-import { startDigest } from './reports/digest.ts';
+import { type DigestDeps, startDigest } from './reports/digest.ts';
 import { createReportService } from './reports/service.ts';
-import { createSlackApp } from './slack/app.ts';
+import { createSlackApp, type SlackApp } from './slack/app.ts';
 import { createSlackJobChat } from './slack/chat.ts';
 import { registerListeners } from './slack/listeners/index.ts';
 import { createSlackReportPoster } from './slack/report-poster.ts';
@@ -79,25 +80,20 @@ async function assemble(config: Config, opts: BotOptions, log: Logger, teardown:
   const store = await (opts.openStore ?? openStore)(config.databaseUrl);
   teardown.add('store', () => store.close());
 
+  const budgets = createBudgets(config, store);
+  const metrics = createMetrics({ outboxDepth: () => store.outboxDepth(), budgets, log });
   const inflight = createInflight();
   let accepting = true;
-  const slack = createSlackApp({
-    config,
-    log,
-    endpoints: probeEndpoints({
-      mode: config.slack.mode,
-      log: log.child({ component: 'probes' }),
-      checks: {
-        database: () => store.ping(),
-        slackConnected: () => slack.connected(),
-        accepting: () => accepting,
-      },
-    }),
-  });
+  const slack = createSlack({ config, log, store, metrics, accepting: () => accepting });
   // Closed late, so that the probes answer (not ready) while everything else stops.
   teardown.add('slack', () => slack.stop());
 
-  const api = createApiClient(config, store, log, opts);
+  const api = new ApiClient({
+    ...apiSettings(config, opts),
+    log: log.child({ component: 'api' }),
+    budgets,
+    metrics,
+  });
   // After the loops (the poller cuts its own polls short and must see that, not a failure);
   // what is still waiting on the API then is work the drain gave up on.
   teardown.add('api', async () => {
@@ -105,7 +101,7 @@ async function assemble(config: Config, opts: BotOptions, log: Logger, teardown:
     await settleAbandoned(inflight, log);
   });
 
-  const chat = createSlackJobChat(slack.app.client, log);
+  const chat = createSlackJobChat(slack.app.client, log, metrics);
   const wake = startBackground({ config, opts, log, teardown, store, api, chat });
   const jobs = createJobService({
     store,
@@ -114,6 +110,7 @@ async function assemble(config: Config, opts: BotOptions, log: Logger, teardown:
     log,
     poll: { intervalMs: config.poll.intervalMs },
     wake,
+    metrics,
   });
   const reports = createReportService({
     api,
@@ -125,30 +122,14 @@ async function assemble(config: Config, opts: BotOptions, log: Logger, teardown:
     slack.app.client,
     log.child({ component: 'report-poster' }),
   );
-  registerListeners(slack.app, {
-    jobs,
-    store,
-    reports,
-    poster,
-    timeZone: config.digest.timeZone,
-    log,
-    inflight,
-  });
+  const timeZone = config.digest.timeZone;
+  registerListeners(slack.app, { jobs, store, reports, poster, log, inflight, timeZone });
 
   await slack.start();
-  if (config.digest.channel) {
-    const digest = startDigest({
-      store,
-      reports,
-      poster,
-      log,
-      channelId: config.digest.channel,
-      cron: config.digest.cron,
-      timeZone: config.digest.timeZone,
-      owner: `${hostname()}:${process.pid}`,
-      ...opts.digest,
-    });
-    teardown.add('digest', () => digest.stop());
+  const digestChannel = config.digest.channel;
+  if (digestChannel) {
+    const deps = { store, reports, poster, log };
+    teardown.add('digest', startWeeklyDigest(digestChannel, config, opts, deps));
   }
   // A shutdown stops taking work first, then waits for the work already taken.
   teardown.add('drain', () => drainInflight(inflight, config.shutdownTimeoutMs, log));
@@ -159,29 +140,78 @@ async function assemble(config: Config, opts: BotOptions, log: Logger, teardown:
   log.info({ mode: config.slack.mode, port: config.port }, 'bot.started');
 }
 
-function createApiClient(config: Config, store: Store, log: Logger, opts: BotOptions) {
-  return new ApiClient({
+/** The weekly digest in DIGEST_CHANNEL; returns its stop. */
+function startWeeklyDigest(
+  channelId: string,
+  config: Config,
+  opts: BotOptions,
+  deps: Pick<DigestDeps, 'store' | 'reports' | 'poster' | 'log'>,
+): () => void {
+  const digest = startDigest({
+    ...deps,
+    channelId,
+    cron: config.digest.cron,
+    timeZone: config.digest.timeZone,
+    owner: `${hostname()}:${process.pid}`,
+    ...opts.digest,
+  });
+  return () => digest.stop();
+}
+
+/** The Bolt app, serving the probes and the metrics on PORT beside Slack's own traffic. */
+function createSlack(deps: {
+  config: Config;
+  log: Logger;
+  store: Store;
+  metrics: Metrics;
+  accepting: () => boolean;
+}): SlackApp {
+  const { config, log, store, metrics } = deps;
+  const slack: SlackApp = createSlackApp({
+    config,
+    log,
+    endpoints: [
+      ...probeEndpoints({
+        mode: config.slack.mode,
+        log: log.child({ component: 'probes' }),
+        checks: {
+          database: () => store.ping(),
+          slackConnected: () => slack.connected(),
+          accepting: deps.accepting,
+        },
+      }),
+      { path: '/metrics', answer: async () => ({ status: 200, ...(await metrics.scrape()) }) },
+    ],
+  });
+  return slack;
+}
+
+function apiSettings(config: Config, opts: BotOptions) {
+  return {
     baseUrl: config.api.baseUrl,
     apiKey: config.api.key,
     projectId: config.api.projectId,
-    log: log.child({ component: 'api' }),
     ...(opts.apiRetry ? { retry: opts.apiRetry } : {}),
     ...(opts.apiTimeoutMs ? { timeoutMs: opts.apiTimeoutMs } : {}),
-    budgets: {
-      agent: slidingWindowBudget(store, {
-        key: `agent:${config.api.projectId}`,
-        limit: AGENT_USES_PER_HOUR,
-        windowMs: HOUR_MS,
-        description: "This project's agent budget (100 jobs and messages per hour)",
-      }),
-      analytics: slidingWindowBudget(store, {
-        key: 'analytics',
-        limit: ANALYTICS_REQUESTS_PER_HOUR,
-        windowMs: HOUR_MS,
-        description: 'The analytics budget (100 requests per hour)',
-      }),
-    },
-  });
+  };
+}
+
+/** The documented hourly budgets, counted in the store so that replicas share them. */
+function createBudgets(config: Config, store: Store) {
+  return {
+    agent: slidingWindowBudget(store, {
+      key: `agent:${config.api.projectId}`,
+      limit: AGENT_USES_PER_HOUR,
+      windowMs: HOUR_MS,
+      description: "This project's agent budget (100 jobs and messages per hour)",
+    }),
+    analytics: slidingWindowBudget(store, {
+      key: 'analytics',
+      limit: ANALYTICS_REQUESTS_PER_HOUR,
+      windowMs: HOUR_MS,
+      description: 'The analytics budget (100 requests per hour)',
+    }),
+  };
 }
 
 /**

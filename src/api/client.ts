@@ -2,13 +2,19 @@ import { setTimeout as delay } from 'node:timers/promises';
 import pRetry from 'p-retry';
 import type { z } from 'zod';
 import type { Logger } from '../log.ts';
+import { errorFor, networkError, parseAnswer } from './answers.ts';
 import type { Budget, BudgetSlot } from './budget.ts';
+import {
+  ApiError,
+  type ApiErrorKind,
+  type Applied,
+  isRetryable,
+  RateLimited,
+  Stopped,
+} from './errors.ts';
+import { Job, type VisitorsPage, VisitorsPage as VisitorsPageSchema } from './schemas.ts';
 
 export { parseRetryAfter } from './answers.ts';
-
-import { errorFor, networkError, parseAnswer } from './answers.ts';
-import { ApiError, type Applied, isRetryable, RateLimited, Stopped } from './errors.ts';
-import { Job, type VisitorsPage, VisitorsPage as VisitorsPageSchema } from './schemas.ts';
 
 export interface RetryOptions {
   /** Attempts after the first. */
@@ -19,6 +25,12 @@ export interface RetryOptions {
   maxRetryAfterMs: number;
 }
 
+/** What the client counts about itself; the Prometheus side is in src/metrics.ts. */
+export interface ApiMetrics {
+  /** One failed attempt, retried or not; `unexpected` is an error that is not an ApiError (a bug). */
+  apiError(operation: string, kind: ApiErrorKind | 'unexpected'): void;
+}
+
 export interface ApiClientOptions {
   baseUrl: string;
   apiKey: string;
@@ -27,6 +39,7 @@ export interface ApiClientOptions {
   timeoutMs?: number;
   retry?: Partial<RetryOptions>;
   budgets?: { agent?: Budget; analytics?: Budget };
+  metrics?: ApiMetrics;
 }
 
 export interface VisitorsQuery {
@@ -65,6 +78,7 @@ export class ApiClient {
   readonly #retry: RetryOptions;
   readonly #timeoutMs: number;
   readonly #log: Logger;
+  readonly #metrics: ApiMetrics | undefined;
   /** Aborted by `stop()`: cuts every wait and request short, now and for later calls. */
   readonly #stopping = new AbortController();
 
@@ -73,6 +87,7 @@ export class ApiClient {
     this.#retry = { ...DEFAULT_RETRY, ...opts.retry };
     this.#timeoutMs = opts.timeoutMs ?? DEFAULT_TIMEOUT_MS;
     this.#log = opts.log;
+    this.#metrics = opts.metrics;
   }
 
   /**
@@ -178,25 +193,39 @@ export class ApiClient {
           randomize: true,
           signal,
           shouldRetry: ({ error }) => waitable(error),
-          onFailedAttempt: async ({ error, attemptNumber, retriesLeft, retryDelay }) => {
-            const willRetry = retriesLeft > 0 && waitable(error);
-            this.#log.warn(
-              { operation: call.operation, attempt: attemptNumber, willRetry, err: error },
-              'api.failed',
-            );
-            // Honour Retry-After: p-retry's own delay is only the jittered back-off.
-            if (willRetry && error instanceof RateLimited && error.retryAfterMs > retryDelay) {
-              await delay(error.retryAfterMs - retryDelay, undefined, { signal }).catch(() => {
-                throw signal.reason;
-              });
-            }
-          },
+          onFailedAttempt: ({ error, attemptNumber, retriesLeft, retryDelay }) =>
+            this.#failedAttempt(call, signal, {
+              error,
+              attempt: attemptNumber,
+              willRetry: retriesLeft > 0 && waitable(error),
+              retryDelay,
+            }),
         },
       );
     } catch (err) {
       if (answer) return answer.value;
       if (stop.aborted) throw new Stopped(call.operation, appliedBy(last));
       throw err;
+    }
+  }
+
+  async #failedAttempt(
+    call: Call<z.ZodType>,
+    signal: AbortSignal,
+    a: { error: Error; attempt: number; willRetry: boolean; retryDelay: number },
+  ): Promise<void> {
+    const { error, willRetry } = a;
+    this.#metrics?.apiError(call.operation, error instanceof ApiError ? error.kind : 'unexpected');
+    this.#log.warn(
+      { operation: call.operation, attempt: a.attempt, willRetry, err: error },
+      'api.failed',
+    );
+    // Honour Retry-After: p-retry's own delay is only the jittered back-off. Abortable,
+    // like p-retry's, so that neither holds a shutdown.
+    if (willRetry && error instanceof RateLimited && error.retryAfterMs > a.retryDelay) {
+      await delay(error.retryAfterMs - a.retryDelay, undefined, { signal }).catch(() => {
+        throw signal.reason;
+      });
     }
   }
 

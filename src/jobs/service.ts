@@ -5,7 +5,7 @@ import { ChatError, NOT_IN_CHANNEL_CODES } from '../chat-errors.ts';
 import type { Logger } from '../log.ts';
 import type { JobSnapshot, Store } from '../store/types.ts';
 import { describeFailure } from './failures.ts';
-import type { JobChat } from './ports.ts';
+import { type FollowUpOutcome, type JobChat, type JobMetrics, noJobMetrics } from './ports.ts';
 
 export interface JobServiceDeps {
   store: Store;
@@ -15,6 +15,7 @@ export interface JobServiceDeps {
   poll: { intervalMs: number };
   /** Wake the poller and the notifier after a change. */
   wake: () => void;
+  metrics?: JobMetrics;
   now?: () => number;
 }
 
@@ -34,8 +35,6 @@ export interface ThreadReply {
   text: string;
 }
 
-export type FollowUpOutcome = 'sent' | 'refused' | 'ignored';
-
 export function toSnapshot(job: Job): JobSnapshot {
   return {
     jobId: job.id,
@@ -52,6 +51,7 @@ export function createJobService(deps: JobServiceDeps) {
   const { store, api, chat, wake } = deps;
   const log = deps.log.child({ component: 'jobs' });
   const now = deps.now ?? Date.now;
+  const metrics = deps.metrics ?? noJobMetrics;
   const firstPoll = () => ({
     nextPollAt: now() + deps.poll.intervalMs,
     pollIntervalMs: deps.poll.intervalMs,
@@ -98,6 +98,7 @@ export function createJobService(deps: JobServiceDeps) {
     // thread stays 'starting' and the next recovery pass says so in the thread; the log
     // line below (written first) keeps the job id.
     log.info({ jobId: job.id, threadId: thread.id }, 'job.accepted');
+    metrics.jobCreated();
     await store.attachJob(thread.id, toSnapshot(job), firstPoll(), now());
     log.info(
       {
@@ -113,6 +114,12 @@ export function createJobService(deps: JobServiceDeps) {
 
   /** A human reply in a job thread becomes a follow-up message to the job. */
   async function followUp(reply: ThreadReply): Promise<FollowUpOutcome> {
+    const outcome = await sendFollowUp(reply);
+    metrics.followUp(outcome);
+    return outcome;
+  }
+
+  async function sendFollowUp(reply: ThreadReply): Promise<FollowUpOutcome> {
     const thread = await store.findThread(reply.teamId, reply.channelId, reply.threadTs);
     if (!thread) {
       log.debug({ channelId: reply.channelId, threadTs: reply.threadTs }, 'reply.not_a_job_thread');

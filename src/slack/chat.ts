@@ -55,18 +55,31 @@ export function toChatError(err: unknown): ChatError {
   }
 }
 
-async function call<T>(fn: () => Promise<T>): Promise<T> {
-  try {
-    return await fn();
-  } catch (err) {
-    throw toChatError(err);
-  }
+/** What the Slack side counts about itself; the Prometheus side is in src/metrics.ts. */
+export interface SlackMetrics {
+  /** A Web API call failed; `code` is Slack's error code or ours (`ratelimited`, `http_503`). */
+  slackError(method: string, code: string): void;
 }
 
 /** The jobs feature's chat port, spoken in Slack Web API calls. */
-export function createSlackJobChat(client: WebClient, log: Logger): JobChat {
+export function createSlackJobChat(
+  client: WebClient,
+  log: Logger,
+  metrics?: SlackMetrics,
+): JobChat {
   const chatLog = log.child({ component: 'slack-chat' });
   const parts = (m: Message) => ({ text: m.text, blocks: m.blocks });
+
+  /** Every call goes through here: SDK errors become ChatErrors, counted by method. */
+  async function call<T>(method: string, fn: () => Promise<T>): Promise<T> {
+    try {
+      return await fn();
+    } catch (err) {
+      const e = toChatError(err);
+      metrics?.slackError(method, e.code);
+      throw e;
+    }
+  }
 
   return {
     async postRoot({ channelId, userId, prompt }) {
@@ -81,7 +94,7 @@ export function createSlackJobChat(client: WebClient, log: Logger): JobChat {
         prLink: null,
         error: null,
       });
-      const res = await call(() =>
+      const res = await call('chat.postMessage', () =>
         client.chat.postMessage({ channel: channelId, ...parts(msg), unfurl_links: false }),
       );
       if (!res.ts) throw new ChatError('no_ts', { retryable: false });
@@ -89,7 +102,7 @@ export function createSlackJobChat(client: WebClient, log: Logger): JobChat {
     },
 
     async showJob(thread: JobThread) {
-      await call(() =>
+      await call('chat.update', () =>
         client.chat.update({
           channel: thread.channelId,
           ts: thread.threadTs,
@@ -99,7 +112,7 @@ export function createSlackJobChat(client: WebClient, log: Logger): JobChat {
     },
 
     async announce(thread: JobThread, a: Announcement) {
-      await call(() =>
+      await call('chat.postMessage', () =>
         client.chat.postMessage({
           channel: thread.channelId,
           thread_ts: thread.threadTs,
@@ -116,7 +129,7 @@ export function createSlackJobChat(client: WebClient, log: Logger): JobChat {
     async hasAnnounced(thread: JobThread, key: string) {
       let cursor: string | undefined;
       do {
-        const res = await call(() =>
+        const res = await call('conversations.replies', () =>
           client.conversations.replies({
             channel: thread.channelId,
             ts: thread.threadTs,
@@ -137,7 +150,9 @@ export function createSlackJobChat(client: WebClient, log: Logger): JobChat {
 
     async acknowledgeReply(channelId: string, ts: string) {
       try {
-        await call(() => client.reactions.add({ channel: channelId, timestamp: ts, name: 'eyes' }));
+        await call('reactions.add', () =>
+          client.reactions.add({ channel: channelId, timestamp: ts, name: 'eyes' }),
+        );
       } catch (err) {
         if (err instanceof ChatError && err.code === 'already_reacted') return;
         throw err;
@@ -146,7 +161,7 @@ export function createSlackJobChat(client: WebClient, log: Logger): JobChat {
 
     async tellUser({ channelId, userId, text, threadTs }) {
       try {
-        await call(() =>
+        await call('chat.postEphemeral', () =>
           client.chat.postEphemeral({
             channel: channelId,
             user: userId,
