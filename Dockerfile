@@ -20,7 +20,12 @@ RUN mkdir -p /data && chown node:node /data
 USER node
 VOLUME ["/data"]
 EXPOSE 3000
+# Liveness: /healthz answers while the process runs. /readyz (database, Slack, not
+# shutting down) belongs in an orchestrator's readiness probe: as the health check it
+# would mark the container unhealthy (and Swarm would replace it) whenever the database
+# or Slack is away, which a restart does not fix.
 HEALTHCHECK --interval=30s --timeout=5s --start-period=20s --retries=3 \
   CMD ["node", "-e", "fetch('http://127.0.0.1:' + (process.env.PORT || 3000) + '/healthz').then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
-# SIGTERM from `docker stop` reaches node directly (exec form): graceful shutdown.
+# SIGTERM from `docker stop` reaches node directly (exec form): graceful shutdown, which
+# may take SHUTDOWN_TIMEOUT_MS (10 s) and a little more; run with --stop-timeout 20.
 CMD ["node", "src/main.ts"]

@@ -4,19 +4,25 @@ import type { DestinationStream } from 'pino';
 import { HOUR_MS, slidingWindowBudget } from './api/budget.ts';
 import { ApiClient, type RetryOptions } from './api/client.ts';
 import type { Config } from './config.ts';
+import { createInflight } from './inflight.ts';
 import { startLoop } from './jobs/loop.ts';
 import { startNotifier } from './jobs/notifier.ts';
 import { startPoller } from './jobs/poller.ts';
+import type { JobChat } from './jobs/ports.ts';
 import { startRecovery } from './jobs/recovery.ts';
-import { createJobService } from './jobs/service.ts';
+import { createJobService, type JobService } from './jobs/service.ts';
 import { createLogger, type Logger } from './log.ts';
-import { startDigest } from './reports/digest.ts';
+import { createMetrics, type Metrics } from './metrics.ts';
+import { probeEndpoints } from './probes.ts';
+import { type DigestDeps, startDigest } from './reports/digest.ts';
 import { createReportService } from './reports/service.ts';
-import { createSlackApp } from './slack/app.ts';
+import { createSlackApp, type SlackApp } from './slack/app.ts';
 import { createSlackJobChat } from './slack/chat.ts';
 import { registerListeners } from './slack/listeners/index.ts';
 import { createSlackReportPoster } from './slack/report-poster.ts';
 import { openStore } from './store/open.ts';
+import type { Store } from './store/types.ts';
+import { createTeardown, drainInflight, settleAbandoned, type Teardown } from './teardown.ts';
 
 /** Documented budgets of the service: per project per hour (agent), per organisation per hour (analytics). */
 export const AGENT_USES_PER_HOUR = 100;
@@ -34,10 +40,16 @@ export interface BotOptions {
   followUpGraceMs?: number;
   troubleAfterMs?: number;
   digest?: { staleClaimMs?: number; retryMs?: number };
+  /** Tests keep a handle on the store this way (to take the database away from a running bot). */
+  openStore?: (databaseUrl: string, log: Logger) => Promise<Store>;
 }
 
 export interface Bot {
   log: Logger;
+  /**
+   * Stops taking commands and events, waits for those in flight (SHUTDOWN_TIMEOUT_MS at
+   * most), cuts short what still waits on the API, stops the loops, closes the database.
+   */
   stop(): Promise<void>;
 }
 
@@ -57,168 +69,241 @@ export async function startBot(config: Config, opts: BotOptions = {}): Promise<B
     ],
     ...(opts.logDestination ? { destination: opts.logDestination } : {}),
   });
-  const stack: { name: string; stop: () => Promise<void> }[] = [];
-  const stopAll = async () => {
-    for (const part of stack.reverse()) {
-      try {
-        await part.stop();
-      } catch (err) {
-        log.error({ err, part: part.name }, 'bot.stop_failed');
-      }
-    }
-    log.info('bot.stopped');
-    log.flush();
-  };
-
-  // Names this process in every lease and claim it takes in the shared database.
-  const owner = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
+  const teardown = createTeardown(log);
   try {
-    const store = await openStore(config.databaseUrl, log.child({ component: 'store' }));
-    stack.push({ name: 'store', stop: () => store.close() });
-
-    const api = new ApiClient({
-      baseUrl: config.api.baseUrl,
-      apiKey: config.api.key,
-      projectId: config.api.projectId,
-      log: log.child({ component: 'api' }),
-      ...(opts.apiRetry ? { retry: opts.apiRetry } : {}),
-      ...(opts.apiTimeoutMs ? { timeoutMs: opts.apiTimeoutMs } : {}),
-      budgets: {
-        agent: slidingWindowBudget(store, {
-          key: `agent:${config.api.projectId}`,
-          limit: AGENT_USES_PER_HOUR,
-          windowMs: HOUR_MS,
-          description: "This project's agent budget (100 jobs and messages per hour)",
-        }),
-        analytics: slidingWindowBudget(store, {
-          key: 'analytics',
-          limit: ANALYTICS_REQUESTS_PER_HOUR,
-          windowMs: HOUR_MS,
-          description: 'The analytics budget (100 requests per hour)',
-        }),
-      },
-    });
-
-    let running = false;
-    const slack = createSlackApp({
-      config,
-      log,
-      health: () => ({ ok: running, detail: { mode: config.slack.mode } }),
-    });
-    const chat = createSlackJobChat(slack.app.client, log);
-
-    const wakeups: (() => void)[] = [];
-    const wakeAll = () => {
-      for (const w of wakeups) w();
-    };
-    const jobs = createJobService({
-      store,
-      api,
-      chat,
-      log,
-      poll: { intervalMs: config.poll.intervalMs },
-      leaseMs: config.leaseMs,
-      wake: wakeAll,
-    });
-    const reports = createReportService({
-      api,
-      store,
-      log,
-      maxRequests: config.visitors.maxRequests,
-    });
-    const poster = createSlackReportPoster(
-      slack.app.client,
-      log.child({ component: 'report-poster' }),
-    );
-    registerListeners(slack.app, {
-      jobs,
-      store,
-      reports,
-      poster,
-      timeZone: config.digest.timeZone,
-      log,
-    });
-
-    const notifier = startNotifier({
-      store,
-      chat,
-      log,
-      owner,
-      leaseMs: config.leaseMs,
-      ...(opts.channelGapMs === undefined ? {} : { channelGapMs: opts.channelGapMs }),
-    });
-    stack.push({ name: 'notifier', stop: () => notifier.stop() });
-    const poller = startPoller({
-      store,
-      api,
-      log,
-      backoff: { baseMs: config.poll.intervalMs, maxMs: config.poll.maxIntervalMs },
-      owner,
-      leaseMs: config.leaseMs,
-      ...(opts.followUpGraceMs === undefined ? {} : { followUpGraceMs: opts.followUpGraceMs }),
-      ...(opts.troubleAfterMs === undefined ? {} : { troubleAfterMs: opts.troubleAfterMs }),
-      onChange: () => notifier.kick(),
-    });
-    stack.push({ name: 'poller', stop: () => poller.stop() });
-    wakeups.push(
-      () => poller.kick(),
-      () => notifier.kick(),
-    );
-
-    // Runs at start and every few minutes after.
-    const housekeeping = startLoop({
-      name: 'housekeeping',
-      log,
-      idleMs: HOUSEKEEPING_MS,
-      pass: async () => {
-        await store
-          .pruneEvents(Date.now() - EVENT_MEMORY_MS)
-          .catch((err: unknown) => log.error({ err }, 'housekeeping.prune_failed'));
-        return null;
-      },
-    });
-    stack.push({ name: 'housekeeping', stop: () => housekeeping.stop() });
-    const recovery = startRecovery({
-      store,
-      chat,
-      deliver: jobs.deliver,
-      log,
-      staleMs: config.leaseMs,
-      firstPoll: jobs.firstPoll,
-      wake: wakeAll,
-    });
-    stack.push({ name: 'recovery', stop: () => recovery.stop() });
-
-    await slack.start();
-    running = true;
-    if (config.digest.channel) {
-      const digest = startDigest({
-        store,
-        reports,
-        poster,
-        log,
-        channelId: config.digest.channel,
-        cron: config.digest.cron,
-        timeZone: config.digest.timeZone,
-        owner,
-        ...opts.digest,
-      });
-      stack.push({ name: 'digest', stop: async () => digest.stop() });
-    }
-    // Stop taking work first when shutting down.
-    stack.push({
-      name: 'slack',
-      stop: async () => {
-        running = false;
-        await slack.stop();
-      },
-    });
-    log.info({ mode: config.slack.mode, port: config.port }, 'bot.started');
+    await assemble(config, opts, log, teardown);
   } catch (err) {
-    await stopAll();
+    await teardown.run();
     throw err;
   }
-  return { log, stop: stopAll };
+  return { log, stop: teardown.run };
+}
+
+/** Builds and starts every part; each registers its stop as soon as it exists. */
+async function assemble(config: Config, opts: BotOptions, log: Logger, teardown: Teardown) {
+  // Names this process in every lease and claim it takes in the shared database.
+  const owner = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
+  const store = await (opts.openStore ?? openStore)(
+    config.databaseUrl,
+    log.child({ component: 'store' }),
+  );
+  teardown.add('store', () => store.close());
+
+  const budgets = createBudgets(config, store);
+  const metrics = createMetrics({ outboxDepth: () => store.outboxDepth(), budgets, log });
+  const inflight = createInflight();
+  let accepting = true;
+  const slack = createSlack({ config, log, store, metrics, accepting: () => accepting });
+  // Closed late, so that the probes answer (not ready) while everything else stops.
+  teardown.add('slack', () => slack.stop());
+
+  const api = new ApiClient({
+    ...apiSettings(config, opts),
+    log: log.child({ component: 'api' }),
+    budgets,
+    metrics,
+  });
+  // After the loops (the poller cuts its own polls short and must see that, not a failure);
+  // what is still waiting on the API then is work the drain gave up on.
+  teardown.add('api', async () => {
+    api.stop();
+    await settleAbandoned(inflight, log);
+  });
+
+  const chat = createSlackJobChat(slack.app.client, log, metrics);
+  const wake = startBackground({ config, opts, log, teardown, store, api, chat, owner, metrics });
+  const jobs = createJobService({
+    store,
+    api,
+    chat,
+    log,
+    poll: { intervalMs: config.poll.intervalMs },
+    leaseMs: config.leaseMs,
+    wake,
+    metrics,
+  });
+  startRecoveryLoop({ config, log, teardown, store, chat, jobs, wake });
+  const reports = createReportService({
+    api,
+    store,
+    log,
+    maxRequests: config.visitors.maxRequests,
+  });
+  const poster = createSlackReportPoster(
+    slack.app.client,
+    log.child({ component: 'report-poster' }),
+  );
+  const timeZone = config.digest.timeZone;
+  registerListeners(slack.app, { jobs, store, reports, poster, log, inflight, timeZone });
+
+  await slack.start();
+  const digestChannel = config.digest.channel;
+  if (digestChannel) {
+    const deps = { store, reports, poster, log, owner };
+    teardown.add('digest', startWeeklyDigest(digestChannel, config, opts, deps));
+  }
+  // A shutdown stops taking work first, then waits for the work already taken.
+  teardown.add('drain', () => drainInflight(inflight, config.shutdownTimeoutMs, log));
+  teardown.add('intake', async () => {
+    accepting = false;
+    await slack.stopIntake();
+  });
+  log.info({ mode: config.slack.mode, port: config.port }, 'bot.started');
+}
+
+/** The weekly digest in DIGEST_CHANNEL; returns its stop. */
+function startWeeklyDigest(
+  channelId: string,
+  config: Config,
+  opts: BotOptions,
+  deps: Pick<DigestDeps, 'store' | 'reports' | 'poster' | 'log' | 'owner'>,
+): () => void {
+  const digest = startDigest({
+    ...deps,
+    channelId,
+    cron: config.digest.cron,
+    timeZone: config.digest.timeZone,
+    ...opts.digest,
+  });
+  return () => digest.stop();
+}
+
+/** The Bolt app, serving the probes and the metrics on PORT beside Slack's own traffic. */
+function createSlack(deps: {
+  config: Config;
+  log: Logger;
+  store: Store;
+  metrics: Metrics;
+  accepting: () => boolean;
+}): SlackApp {
+  const { config, log, store, metrics } = deps;
+  const slack: SlackApp = createSlackApp({
+    config,
+    log,
+    endpoints: [
+      ...probeEndpoints({
+        mode: config.slack.mode,
+        log: log.child({ component: 'probes' }),
+        checks: {
+          database: () => store.ping(),
+          slackConnected: () => slack.connected(),
+          accepting: deps.accepting,
+        },
+      }),
+      { path: '/metrics', answer: async () => ({ status: 200, ...(await metrics.scrape()) }) },
+    ],
+  });
+  return slack;
+}
+
+function apiSettings(config: Config, opts: BotOptions) {
+  return {
+    baseUrl: config.api.baseUrl,
+    apiKey: config.api.key,
+    projectId: config.api.projectId,
+    ...(opts.apiRetry ? { retry: opts.apiRetry } : {}),
+    ...(opts.apiTimeoutMs ? { timeoutMs: opts.apiTimeoutMs } : {}),
+  };
+}
+
+/** The documented hourly budgets, counted in the store so that replicas share them. */
+function createBudgets(config: Config, store: Store) {
+  return {
+    agent: slidingWindowBudget(store, {
+      key: `agent:${config.api.projectId}`,
+      limit: AGENT_USES_PER_HOUR,
+      windowMs: HOUR_MS,
+      description: "This project's agent budget (100 jobs and messages per hour)",
+    }),
+    analytics: slidingWindowBudget(store, {
+      key: 'analytics',
+      limit: ANALYTICS_REQUESTS_PER_HOUR,
+      windowMs: HOUR_MS,
+      description: 'The analytics budget (100 requests per hour)',
+    }),
+  };
+}
+
+/**
+ * The notifier, the poller and housekeeping. Returns what wakes the first two after a
+ * change, so that a new job is polled and shown at once.
+ */
+function startBackground(deps: {
+  config: Config;
+  opts: BotOptions;
+  log: Logger;
+  teardown: Teardown;
+  store: Store;
+  api: ApiClient;
+  chat: JobChat;
+  owner: string;
+  metrics: Metrics;
+}): () => void {
+  const { config, opts, log, teardown, store, owner, metrics } = deps;
+  const notifier = startNotifier({
+    store,
+    chat: deps.chat,
+    log,
+    owner,
+    leaseMs: config.leaseMs,
+    metrics,
+    ...(opts.channelGapMs === undefined ? {} : { channelGapMs: opts.channelGapMs }),
+  });
+  teardown.add('notifier', () => notifier.stop());
+  const poller = startPoller({
+    store,
+    api: deps.api,
+    log,
+    backoff: { baseMs: config.poll.intervalMs, maxMs: config.poll.maxIntervalMs },
+    owner,
+    leaseMs: config.leaseMs,
+    metrics,
+    ...(opts.followUpGraceMs === undefined ? {} : { followUpGraceMs: opts.followUpGraceMs }),
+    ...(opts.troubleAfterMs === undefined ? {} : { troubleAfterMs: opts.troubleAfterMs }),
+    onChange: () => notifier.kick(),
+  });
+  teardown.add('poller', () => poller.stop());
+
+  // Runs at start and every few minutes after.
+  const housekeeping = startLoop({
+    name: 'housekeeping',
+    log,
+    idleMs: HOUSEKEEPING_MS,
+    pass: async () => {
+      await store
+        .pruneEvents(Date.now() - EVENT_MEMORY_MS)
+        .catch((err: unknown) => log.error({ err }, 'housekeeping.prune_failed'));
+      return null;
+    },
+  });
+  teardown.add('housekeeping', () => housekeeping.stop());
+  return () => {
+    poller.kick();
+    notifier.kick();
+  };
+}
+
+/** Settles, every LEASE_MS, what a crash of this or another replica cut short. */
+function startRecoveryLoop(deps: {
+  config: Config;
+  log: Logger;
+  teardown: Teardown;
+  store: Store;
+  chat: JobChat;
+  jobs: JobService;
+  wake: () => void;
+}): void {
+  const { jobs } = deps;
+  const recovery = startRecovery({
+    store: deps.store,
+    chat: deps.chat,
+    deliver: jobs.deliver,
+    log: deps.log,
+    staleMs: deps.config.leaseMs,
+    firstPoll: jobs.firstPoll,
+    wake: deps.wake,
+  });
+  deps.teardown.add('recovery', () => recovery.stop());
 }
 
 /** The password in a postgres:// URL is a secret like the tokens: never logged. */

@@ -100,6 +100,7 @@ const EnvSchema = z.object({
       .max(100, { error: 'must be at most 100 (the hourly analytics budget)' })
       .default(DEFAULT_MAX_REQUESTS),
   ),
+  SHUTDOWN_TIMEOUT_MS: positiveInt(10_000),
   LOG_LEVEL: optionalString.pipe(
     z.enum(logLevels, { error: `must be one of ${logLevels.join(', ')}` }).default('info'),
   ),
@@ -144,6 +145,8 @@ export interface Config {
   leaseMs: number;
   digest: { channel: string | undefined; cron: string; timeZone: string };
   visitors: { maxRequests: number };
+  /** How long a shutdown waits for commands and events already being handled. */
+  shutdownTimeoutMs: number;
   logLevel: (typeof logLevels)[number];
 }
 
@@ -196,6 +199,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       leaseMs: e.LEASE_MS,
       digest: { channel: e.DIGEST_CHANNEL, cron: e.DIGEST_CRON, timeZone: e.DIGEST_TIMEZONE },
       visitors: { maxRequests: e.VISITORS_MAX_REQUESTS },
+      shutdownTimeoutMs: e.SHUTDOWN_TIMEOUT_MS,
       logLevel: e.LOG_LEVEL,
     },
   };

@@ -21,6 +21,23 @@ describe('loadConfig', () => {
     expect(r.config.digest).toEqual({ channel: undefined, cron: '0 9 * * 1', timeZone: 'UTC' });
     expect(r.config.logLevel).toBe('info');
     expect(r.config.visitors).toEqual({ maxRequests: 20 });
+    expect(r.config.shutdownTimeoutMs).toBe(10_000);
+  });
+
+  it('reads SHUTDOWN_TIMEOUT_MS as whole milliseconds, blank meaning the default', () => {
+    const set = loadConfig({ ...valid, SHUTDOWN_TIMEOUT_MS: '2500' });
+    expect(set.ok && set.config.shutdownTimeoutMs).toBe(2500);
+    const blank = loadConfig({ ...valid, SHUTDOWN_TIMEOUT_MS: ' ' });
+    expect(blank.ok && blank.config.shutdownTimeoutMs).toBe(10_000);
+    for (const [value, problem] of [
+      ['0', 'SHUTDOWN_TIMEOUT_MS must be greater than 0'],
+      ['-5', 'SHUTDOWN_TIMEOUT_MS must be greater than 0'],
+      ['1.5', 'SHUTDOWN_TIMEOUT_MS must be a whole number of milliseconds'],
+      ['10s', 'SHUTDOWN_TIMEOUT_MS must be a whole number of milliseconds'],
+    ]) {
+      const r = loadConfig({ ...valid, SHUTDOWN_TIMEOUT_MS: value });
+      expect(r.ok ? [] : r.problems).toEqual([problem]);
+    }
   });
 
   it('rejects a bad cron expression and a request cap too small for a report', () => {

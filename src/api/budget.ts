@@ -16,6 +16,8 @@ export interface BudgetStore {
   ): Promise<{ ok: true; slotId: number } | { ok: false; retryAtMs: number }>;
   /** Gives a slot back, for a request the service provably never acted on. */
   releaseBudgetSlot(slotId: number): Promise<void>;
+  /** Uses of `key` recorded after `since` (read-only: a metric). */
+  budgetUsed(key: string, since: number): Promise<number>;
 }
 
 export interface BudgetSlot {
@@ -25,6 +27,8 @@ export interface BudgetSlot {
 export interface Budget {
   /** Takes one slot or throws `BudgetExhausted` saying when the next one opens. */
   take(operation: string): Promise<BudgetSlot>;
+  /** Slots free in the window right now, across every replica on the database. */
+  remaining(): Promise<number>;
 }
 
 export const HOUR_MS = 3_600_000;
@@ -46,6 +50,10 @@ export function slidingWindowBudget(
           await store.releaseBudgetSlot(r.slotId);
         },
       };
+    },
+    async remaining() {
+      const used = await store.budgetUsed(opts.key, now() - opts.windowMs);
+      return Math.max(0, opts.limit - used);
     },
   };
 }

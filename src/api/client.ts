@@ -1,26 +1,21 @@
+import { setTimeout as delay } from 'node:timers/promises';
 import pRetry from 'p-retry';
 import type { z } from 'zod';
 import type { Logger } from '../log.ts';
+import { errorFor, networkError, parseAnswer } from './answers.ts';
 import type { Budget, BudgetSlot } from './budget.ts';
 import {
-  type ApiError,
-  Forbidden,
-  InvalidRequest,
+  ApiError,
+  type ApiErrorKind,
+  type Applied,
   isRetryable,
-  MalformedResponse,
-  NotFound,
   RateLimited,
-  Timeout,
-  Unauthorized,
+  Stopped,
   Unavailable,
 } from './errors.ts';
-import {
-  describeDetail,
-  ErrorBody,
-  Job,
-  type VisitorsPage,
-  VisitorsPage as VisitorsPageSchema,
-} from './schemas.ts';
+import { Job, type VisitorsPage, VisitorsPage as VisitorsPageSchema } from './schemas.ts';
+
+export { parseRetryAfter } from './answers.ts';
 
 export interface RetryOptions {
   /** Attempts after the first. */
@@ -31,6 +26,12 @@ export interface RetryOptions {
   maxRetryAfterMs: number;
 }
 
+/** What the client counts about itself; the Prometheus side is in src/metrics.ts. */
+export interface ApiMetrics {
+  /** One failed attempt, retried or not; `unexpected` is an error that is not an ApiError (a bug). */
+  apiError(operation: string, kind: ApiErrorKind | 'unexpected'): void;
+}
+
 export interface ApiClientOptions {
   baseUrl: string;
   apiKey: string;
@@ -39,6 +40,7 @@ export interface ApiClientOptions {
   timeoutMs?: number;
   retry?: Partial<RetryOptions>;
   budgets?: { agent?: Budget; analytics?: Budget };
+  metrics?: ApiMetrics;
 }
 
 export interface VisitorsQuery {
@@ -55,8 +57,6 @@ const DEFAULT_RETRY: RetryOptions = {
   maxRetryAfterMs: 15_000,
 };
 const DEFAULT_TIMEOUT_MS = 15_000;
-/** Used when a 429 carries no Retry-After. */
-const DEFAULT_RETRY_AFTER_MS = 30_000;
 
 type Method = 'GET' | 'POST';
 
@@ -79,12 +79,24 @@ export class ApiClient {
   readonly #retry: RetryOptions;
   readonly #timeoutMs: number;
   readonly #log: Logger;
+  readonly #metrics: ApiMetrics | undefined;
+  /** Aborted by `stop()`: cuts every wait and request short, now and for later calls. */
+  readonly #stopping = new AbortController();
 
   constructor(opts: ApiClientOptions) {
     this.#opts = opts;
     this.#retry = { ...DEFAULT_RETRY, ...opts.retry };
     this.#timeoutMs = opts.timeoutMs ?? DEFAULT_TIMEOUT_MS;
     this.#log = opts.log;
+    this.#metrics = opts.metrics;
+  }
+
+  /**
+   * Makes every call in flight fail fast with `Stopped` (a shutdown must not wait out a
+   * Retry-After or a slow answer), and every later call too.
+   */
+  stop(): void {
+    this.#stopping.abort();
   }
 
   #agentPath(suffix: string): string {
@@ -156,28 +168,69 @@ export class ApiClient {
 
   async #call<S extends z.ZodType>(call: Call<S>): Promise<z.infer<S>> {
     const retry = this.#retry;
+    const stop = this.#stopping.signal;
+    const signal = call.signal ? AbortSignal.any([call.signal, stop]) : stop;
     const waitable = (err: unknown) =>
       isRetryable(err, call.method) &&
       !(err instanceof RateLimited && err.retryAfterMs > retry.maxRetryAfterMs);
-    return pRetry(() => this.#once(call), {
-      retries: retry.retries,
-      minTimeout: retry.minDelayMs,
-      maxTimeout: retry.maxDelayMs,
-      randomize: true,
-      ...(call.signal ? { signal: call.signal } : {}),
-      shouldRetry: ({ error }) => waitable(error),
-      onFailedAttempt: async ({ error, attemptNumber, retriesLeft, retryDelay }) => {
-        const willRetry = retriesLeft > 0 && waitable(error);
-        this.#log.warn(
-          { operation: call.operation, attempt: attemptNumber, willRetry, err: error },
-          'api.failed',
-        );
-        // Honour Retry-After: p-retry's own delay is only the jittered back-off.
-        if (willRetry && error instanceof RateLimited && error.retryAfterMs > retryDelay) {
-          await sleep(error.retryAfterMs - retryDelay);
-        }
-      },
-    });
+    // The last attempt's error says whether a request cut short by a stop may have acted;
+    // an answer that arrived just as the stop came still stands (p-retry would drop it).
+    let last: unknown;
+    let answer: { value: z.infer<S> } | undefined;
+    try {
+      return await pRetry(
+        () =>
+          this.#once(call).then(
+            (value) => {
+              answer = { value };
+              return value;
+            },
+            (err: unknown) => {
+              last = err;
+              throw err;
+            },
+          ),
+        {
+          retries: retry.retries,
+          minTimeout: retry.minDelayMs,
+          maxTimeout: retry.maxDelayMs,
+          randomize: true,
+          signal,
+          shouldRetry: ({ error }) => waitable(error),
+          onFailedAttempt: ({ error, attemptNumber, retriesLeft, retryDelay }) =>
+            this.#failedAttempt(call, signal, {
+              error,
+              attempt: attemptNumber,
+              willRetry: retriesLeft > 0 && waitable(error),
+              retryDelay,
+            }),
+        },
+      );
+    } catch (err) {
+      if (answer) return answer.value;
+      if (stop.aborted) throw new Stopped(call.operation, appliedBy(last));
+      throw err;
+    }
+  }
+
+  async #failedAttempt(
+    call: Call<z.ZodType>,
+    signal: AbortSignal,
+    a: { error: Error; attempt: number; willRetry: boolean; retryDelay: number },
+  ): Promise<void> {
+    const { error, willRetry } = a;
+    this.#metrics?.apiError(call.operation, error instanceof ApiError ? error.kind : 'unexpected');
+    this.#log.warn(
+      { operation: call.operation, attempt: a.attempt, willRetry, err: error },
+      'api.failed',
+    );
+    // Honour Retry-After: p-retry's own delay is only the jittered back-off. Abortable,
+    // like p-retry's, so that neither holds a shutdown.
+    if (willRetry && error instanceof RateLimited && error.retryAfterMs > a.retryDelay) {
+      await delay(error.retryAfterMs - a.retryDelay, undefined, { signal }).catch(() => {
+        throw signal.reason;
+      });
+    }
   }
 
   async #once<S extends z.ZodType>(call: Call<S>): Promise<z.infer<S>> {
@@ -188,12 +241,14 @@ export class ApiClient {
     } catch (err) {
       // The service counts every request that reaches it, refused or not (a 400, a 401 or
       // a 429 used a slot there too); only one that never got there is given back.
-      if (slot && err instanceof Unavailable && err.refused) await slot.release();
+      if (slot && neverSent(err)) await slot.release();
       throw err;
     }
   }
 
   async #send<S extends z.ZodType>(call: Call<S>): Promise<z.infer<S>> {
+    // Stopped while taking a budget slot: nothing goes out, and the slot is given back.
+    if (this.#stopping.signal.aborted) throw new Stopped(call.operation, 'no');
     const url = new URL(this.#opts.baseUrl + call.path);
     for (const [k, v] of Object.entries(call.query ?? {})) url.searchParams.set(k, String(v));
     const started = performance.now();
@@ -207,106 +262,47 @@ export class ApiClient {
           ...(call.body === undefined ? {} : { 'content-type': 'application/json' }),
         },
         ...(call.body === undefined ? {} : { body: JSON.stringify(call.body) }),
-        signal: call.signal
-          ? AbortSignal.any([call.signal, AbortSignal.timeout(this.#timeoutMs)])
-          : AbortSignal.timeout(this.#timeoutMs),
+        signal: AbortSignal.any([
+          this.#stopping.signal,
+          ...(call.signal ? [call.signal] : []),
+          AbortSignal.timeout(this.#timeoutMs),
+        ]),
       });
     } catch (err) {
-      if (call.signal?.aborted) throw call.signal.reason;
-      throw networkError(call.operation, err, this.#timeoutMs);
+      throw this.#sendFailure(call, err);
     }
     let text: string;
     try {
       text = await res.text();
     } catch (err) {
-      throw networkError(call.operation, err, this.#timeoutMs);
+      throw this.#sendFailure(call, err);
     }
     const durationMs = Math.round(performance.now() - started);
     this.#log.debug({ operation: call.operation, status: res.status, durationMs }, 'api.response');
-    if (!res.ok) throw errorFor(call, res, text);
-    let json: unknown;
-    try {
-      json = JSON.parse(text);
-    } catch {
-      throw new MalformedResponse(call.operation, res.status, 'the body is not JSON');
-    }
-    const parsed = call.schema.safeParse(json);
-    if (!parsed.success) {
-      const issue = parsed.error.issues[0];
-      const where = issue?.path.length ? issue.path.join('.') : 'body';
-      throw new MalformedResponse(
-        call.operation,
-        res.status,
-        `${where}: ${issue?.message ?? 'unexpected shape'}`,
-      );
-    }
-    return parsed.data;
+    if (!res.ok) throw errorFor(call.operation, call.what, res, text);
+    return parseAnswer(call.operation, res.status, text, call.schema);
+  }
+
+  /** Why a request on the wire ended without an answer. */
+  #sendFailure(call: Call<z.ZodType>, err: unknown): unknown {
+    if (this.#stopping.signal.aborted) return new Stopped(call.operation, 'unknown');
+    if (call.signal?.aborted) return call.signal.reason;
+    return networkError(call.operation, err, this.#timeoutMs);
   }
 }
 
-function errorFor(call: Call<z.ZodType>, res: Response, text: string): ApiError {
-  const op = call.operation;
-  switch (res.status) {
-    case 400: {
-      const body = parseErrorBody(text);
-      return new InvalidRequest(
-        op,
-        body?.error ?? body?.message ?? 'invalid request',
-        (body?.details ?? []).map(describeDetail),
-      );
-    }
-    case 401:
-      return new Unauthorized(op);
-    case 403:
-      return new Forbidden(op);
-    case 404:
-      return new NotFound(op, call.what);
-    case 429:
-      return new RateLimited(op, parseRetryAfter(res.headers.get('retry-after')));
-    default:
-      if (res.status >= 500) return new Unavailable(op, { status: res.status });
-      return new MalformedResponse(op, res.status, `unexpected HTTP status ${res.status}`);
-  }
+/**
+ * Whether a call cut short by a stop may have acted: only if its last attempt may have (a
+ * POST is not sent again after an attempt that may have acted, so earlier ones did not).
+ */
+function appliedBy(lastAttempt: unknown): Applied {
+  if (lastAttempt === undefined) return 'no';
+  return lastAttempt instanceof ApiError ? lastAttempt.applied : 'unknown';
 }
 
-function parseErrorBody(text: string) {
-  try {
-    const r = ErrorBody.safeParse(JSON.parse(text));
-    return r.success ? r.data : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
-/** Retry-After is either seconds or an HTTP date (RFC 9110 §10.2.3). */
-export function parseRetryAfter(header: string | null, nowMs = Date.now()): number {
-  if (!header) return DEFAULT_RETRY_AFTER_MS;
-  const seconds = Number(header);
-  if (Number.isFinite(seconds) && seconds >= 0) return Math.round(seconds * 1000);
-  const at = Date.parse(header);
-  return Number.isNaN(at) ? DEFAULT_RETRY_AFTER_MS : Math.max(0, at - nowMs);
-}
-
-function networkError(operation: string, err: unknown, timeoutMs: number): ApiError {
-  if (err instanceof Error && (err.name === 'TimeoutError' || err.name === 'AbortError')) {
-    return new Timeout(operation, timeoutMs);
-  }
-  const code = errorCode(err);
-  return new Unavailable(operation, {
-    refused: code === 'ECONNREFUSED',
-    cause: code ?? 'network error',
-  });
-}
-
-function errorCode(err: unknown): string | undefined {
-  for (let e: unknown = err, depth = 0; e && depth < 4; depth++) {
-    const code = (e as { code?: unknown }).code;
-    if (typeof code === 'string') return code;
-    e = (e as { cause?: unknown }).cause;
-  }
-  return undefined;
-}
-
-function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
+/** The request never reached the service: the connection was refused, or a stop came first. */
+function neverSent(err: unknown): boolean {
+  return (
+    (err instanceof Unavailable && err.refused) || (err instanceof Stopped && err.applied === 'no')
+  );
 }

@@ -15,7 +15,8 @@ export type ApiErrorKind =
   | 'unavailable'
   | 'timeout'
   | 'malformed'
-  | 'budget_exhausted';
+  | 'budget_exhausted'
+  | 'stopped';
 
 /** 'no': the service provably did not act on it. 'unknown': it may have. */
 export type Applied = 'no' | 'unknown';
@@ -146,6 +147,22 @@ export class BudgetExhausted extends ApiError {
       applied: 'no',
     });
     this.retryAt = retryAt;
+  }
+}
+
+/**
+ * The bot is shutting down and cut the call short: between attempts (nothing more was
+ * sent) or with a request on the wire (it may have taken effect).
+ */
+export class Stopped extends ApiError {
+  readonly kind = 'stopped';
+  constructor(operation: string, applied: Applied) {
+    super(
+      applied === 'no'
+        ? 'The bot was shutting down, so the request was not sent'
+        : 'The bot shut down before the Mintlify API answered',
+      { operation, applied },
+    );
   }
 }
 

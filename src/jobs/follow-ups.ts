@@ -5,7 +5,7 @@ import type { Logger } from '../log.ts';
 import type { FollowUp, JobSnapshot, JobThread, PollSchedule, Store } from '../store/types.ts';
 import { withDeadline } from './deadline.ts';
 import { describeFailure } from './failures.ts';
-import type { JobChat } from './ports.ts';
+import type { FollowUpOutcome, JobChat, JobMetrics } from './ports.ts';
 import { toSnapshot } from './snapshot.ts';
 
 export interface ThreadReply {
@@ -17,8 +17,6 @@ export interface ThreadReply {
   text: string;
 }
 
-export type FollowUpOutcome = 'sent' | 'refused' | 'uncertain' | 'ignored' | 'duplicate';
-
 interface FollowUpDeps {
   store: Store;
   api: Pick<ApiClient, 'sendMessage'>;
@@ -28,6 +26,7 @@ interface FollowUpDeps {
   now: () => number;
   deadlineMs: number;
   firstPoll: () => PollSchedule;
+  metrics: JobMetrics;
 }
 
 /**
@@ -37,9 +36,22 @@ interface FollowUpDeps {
  */
 export function createFollowUps(deps: FollowUpDeps) {
   const { store, api, chat, log, wake, now } = deps;
+  const counted = async (outcome: Promise<FollowUpOutcome>) => {
+    deps.metrics.followUp(await outcome);
+    return outcome;
+  };
 
   /** Handles a reply once, however often Slack delivers it (`eventKeys`). */
-  async function receiveReply(reply: ThreadReply, eventKeys: string[]): Promise<FollowUpOutcome> {
+  function receiveReply(reply: ThreadReply, eventKeys: string[]): Promise<FollowUpOutcome> {
+    return counted(receive(reply, eventKeys));
+  }
+
+  /** Sends a recorded follow-up, unless another process already took it on. */
+  function deliver(thread: JobThread, f: FollowUp): Promise<FollowUpOutcome> {
+    return counted(send(thread, f));
+  }
+
+  async function receive(reply: ThreadReply, eventKeys: string[]): Promise<FollowUpOutcome> {
     const thread = await store.findThread(reply.teamId, reply.channelId, reply.threadTs);
     if (!thread) {
       log.debug({ channelId: reply.channelId, threadTs: reply.threadTs }, 'reply.not_a_job_thread');
@@ -60,11 +72,10 @@ export function createFollowUps(deps: FollowUpDeps) {
       log.info({ channelId: reply.channelId, ts: reply.ts, eventKeys }, 'event.duplicate');
       return 'duplicate';
     }
-    return deliver(thread, followUp);
+    return send(thread, followUp);
   }
 
-  /** Sends a recorded follow-up, unless another process already took it on. */
-  async function deliver(thread: JobThread, f: FollowUp): Promise<FollowUpOutcome> {
+  async function send(thread: JobThread, f: FollowUp): Promise<FollowUpOutcome> {
     const tell = (text: string) =>
       chat.tellUser({
         channelId: thread.channelId,

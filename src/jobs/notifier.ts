@@ -2,7 +2,7 @@ import { ChatError } from '../chat-errors.ts';
 import type { Logger } from '../log.ts';
 import type { Store } from '../store/types.ts';
 import { type Loop, startLoop } from './loop.ts';
-import type { JobChat } from './ports.ts';
+import { type JobChat, type JobMetrics, noJobMetrics } from './ports.ts';
 
 export interface NotifierDeps {
   store: Store;
@@ -13,6 +13,7 @@ export interface NotifierDeps {
    * second per channel, and chat.update is Tier 3 (Slack rate limits).
    */
   channelGapMs?: number;
+  metrics?: JobMetrics;
   /** Names this process in the leases it takes on root updates. */
   owner: string;
   /**
@@ -37,6 +38,7 @@ export function startNotifier(deps: NotifierDeps): Loop {
   const log = deps.log.child({ component: 'notifier' });
   const now = deps.now ?? Date.now;
   const gapMs = deps.channelGapMs ?? 1_000;
+  const metrics = deps.metrics ?? noJobMetrics;
   const lastPost = new Map<string, number>();
 
   async function paced(channelId: string, send: () => Promise<void>): Promise<void> {
@@ -99,11 +101,13 @@ export function startNotifier(deps: NotifierDeps): Loop {
       try {
         if (item.attempts > 0 && (await chat.hasAnnounced(thread, key))) {
           await fenced(store.markAnnouncementSent(item.id, attempt, now()));
+          metrics.announcement('already_in_thread');
           log.info(ids, 'announce.already_in_thread');
           continue;
         }
         await paced(thread.channelId, () => chat.announce(thread, item.announcement));
         await fenced(store.markAnnouncementSent(item.id, attempt, now()));
+        metrics.announcement('sent');
         log.info({ ...ids, kind, latencyMs: now() - item.createdAt }, 'announce.sent');
       } catch (err) {
         const retryable = !(err instanceof ChatError) || err.retryable;
@@ -115,10 +119,12 @@ export function startNotifier(deps: NotifierDeps): Loop {
           const why = String((err as Error).message);
           await fenced(store.markAnnouncementRetry(item.id, attempt, now() + delay, why));
           retryIn = Math.min(retryIn ?? Infinity, delay);
+          metrics.announcement('retried');
           log.warn({ ...ids, err, retryInMs: delay }, 'announce.deferred');
         } else {
           // Slack refused for good (channel archived, bot removed): give up loudly.
           await fenced(store.markAnnouncementSent(item.id, attempt, now()));
+          metrics.announcement('dropped');
           log.error({ ...ids, err }, 'announce.dropped');
         }
       }

@@ -13,6 +13,7 @@ import type { Announcement, JobSnapshot, JobThread, PollRecord, Store } from '..
 import { type BackoffOptions, nextPollDelay } from './backoff.ts';
 import { withDeadline } from './deadline.ts';
 import { type Loop, startLoop } from './loop.ts';
+import { type JobMetrics, noJobMetrics, type PollOutcome } from './ports.ts';
 import { toSnapshot } from './snapshot.ts';
 
 export interface PollerDeps {
@@ -41,6 +42,7 @@ export interface PollerDeps {
   troubleAfterMs?: number;
   /** Called after a pass recorded something to announce or show. */
   onChange: () => void;
+  metrics?: JobMetrics;
   now?: () => number;
   random?: () => number;
 }
@@ -63,6 +65,7 @@ export function startPoller(deps: PollerDeps): Loop {
   const concurrency = deps.concurrency ?? 4;
   const followUpGraceMs = deps.followUpGraceMs ?? Math.max(3 * backoff.baseMs, 30_000);
   const troubleAfterMs = deps.troubleAfterMs ?? 10 * 60_000;
+  const metrics = deps.metrics ?? noJobMetrics;
   // Aborted on stop, so that shutdown does not wait out a slow API and its retries.
   const stopping = new AbortController();
   /** A poll (its retries included) ends well inside its lease. */
@@ -70,9 +73,25 @@ export function startPoller(deps: PollerDeps): Loop {
   const record = (thread: JobThread, p: Omit<PollRecord, 'threadId' | 'round' | 'now' | 'owner'>) =>
     store.recordPoll({ threadId: thread.id, round: thread.round, now: now(), owner, ...p });
 
+  /** Polls one job; true when something changed that the notifier should show. */
   async function pollOne(thread: JobThread): Promise<boolean> {
     const jobId = thread.jobId;
     if (!jobId) return false;
+    const lagMs = Math.max(0, now() - (thread.nextPollAt ?? now()));
+    const result = await poll(thread, jobId);
+    if (!result) return false;
+    metrics.poll(result.outcome, lagMs);
+    return result.show;
+  }
+
+  /**
+   * What one poll came to, and whether it left something to show or announce; undefined
+   * when a stop cut it short (it is polled again after the restart).
+   */
+  async function poll(
+    thread: JobThread,
+    jobId: string,
+  ): Promise<{ outcome: PollOutcome; show: boolean } | undefined> {
     const started = performance.now();
     try {
       const job = await withDeadline(
@@ -108,7 +127,7 @@ export function startPoller(deps: PollerDeps): Loop {
       });
       if (!recorded) {
         log.info({ jobId, threadId: thread.id }, 'poll.superseded');
-        return false;
+        return { outcome: 'superseded', show: false };
       }
       const durationMs = Math.round(performance.now() - started);
       if (changed)
@@ -121,9 +140,9 @@ export function startPoller(deps: PollerDeps): Loop {
           { jobId, status: snapshot.status, nextInMs: delayMs, durationMs },
           'poll.unchanged',
         );
-      return changed;
+      return { outcome: changed ? 'changed' : 'unchanged', show: changed || final };
     } catch (err) {
-      if (stopping.signal.aborted) return false; // left as it was: polled again after restart
+      if (stopping.signal.aborted) return undefined;
       if (err instanceof NotFound) {
         // The job is gone: say so once and stop asking.
         const lost: JobSnapshot = { ...snapshotOf(thread, jobId), status: 'lost' };
@@ -134,12 +153,13 @@ export function startPoller(deps: PollerDeps): Loop {
             { key: announcementKey(jobId, thread.round, 'lost'), kind: 'lost', prLink: null },
           ],
         });
-        if (!recorded) return false; // a follow-up started a new round meanwhile
+        // A follow-up started a new round meanwhile, or another replica took the job over.
+        if (!recorded) return { outcome: 'superseded', show: false };
         log.warn({ jobId, threadId: thread.id }, 'poll.lost');
-        return true;
+        return { outcome: 'lost', show: true };
       }
       if (!(err instanceof ApiError)) throw err;
-      return failed(thread, jobId, err);
+      return { outcome: 'failed', show: await failed(thread, jobId, err) };
     }
   }
 

@@ -33,3 +33,34 @@ export interface JobChat {
     threadTs?: string;
   }): Promise<void>;
 }
+
+/** What became of a thread reply: 'uncertain' when it may or may not have reached the job. */
+export const FOLLOW_UP_OUTCOMES = ['sent', 'refused', 'uncertain', 'ignored', 'duplicate'] as const;
+export type FollowUpOutcome = (typeof FOLLOW_UP_OUTCOMES)[number];
+export const POLL_OUTCOMES = ['changed', 'unchanged', 'failed', 'lost', 'superseded'] as const;
+export type PollOutcome = (typeof POLL_OUTCOMES)[number];
+export const ANNOUNCEMENT_RESULTS = ['sent', 'retried', 'already_in_thread', 'dropped'] as const;
+export type AnnouncementResult = (typeof ANNOUNCEMENT_RESULTS)[number];
+
+/**
+ * What the jobs feature counts about itself, in its own words; the Prometheus side is in
+ * src/metrics.ts. Each call is cheap and synchronous, and never throws.
+ */
+export interface JobMetrics {
+  /** The service accepted a create: a job exists. */
+  jobCreated(): void;
+  /** A thread reply was handled. */
+  followUp(outcome: FollowUpOutcome): void;
+  /** A poll ran `lagMs` after it was due (0 or more). */
+  poll(outcome: PollOutcome, lagMs: number): void;
+  /** An outbox item was handled. */
+  announcement(result: AnnouncementResult): void;
+}
+
+/** For code and tests that do not count anything. */
+export const noJobMetrics: JobMetrics = {
+  jobCreated() {},
+  followUp() {},
+  poll() {},
+  announcement() {},
+};

@@ -1,9 +1,8 @@
 import type { Logger } from '../log.ts';
 import type { FollowUp, JobThread, PollSchedule, Store } from '../store/types.ts';
-import type { FollowUpOutcome } from './follow-ups.ts';
 import { watchAgain } from './follow-ups.ts';
 import { type Loop, startLoop } from './loop.ts';
-import type { JobChat } from './ports.ts';
+import type { FollowUpOutcome, JobChat } from './ports.ts';
 import { PENDING_TS_PREFIX } from './service.ts';
 
 export interface RecoveryDeps {

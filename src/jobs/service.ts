@@ -8,7 +8,7 @@ import type { Store } from '../store/types.ts';
 import { withDeadline } from './deadline.ts';
 import { describeFailure } from './failures.ts';
 import { createFollowUps } from './follow-ups.ts';
-import type { JobChat } from './ports.ts';
+import { type JobChat, type JobMetrics, noJobMetrics } from './ports.ts';
 import { toSnapshot } from './snapshot.ts';
 
 export interface JobServiceDeps {
@@ -24,6 +24,7 @@ export interface JobServiceDeps {
   leaseMs: number;
   /** Wake the poller and the notifier after a change. */
   wake: () => void;
+  metrics?: JobMetrics;
   now?: () => number;
 }
 
@@ -43,6 +44,7 @@ export function createJobService(deps: JobServiceDeps) {
   const log = deps.log.child({ component: 'jobs' });
   const now = deps.now ?? Date.now;
   const deadlineMs = Math.floor(deps.leaseMs * 0.8);
+  const metrics = deps.metrics ?? noJobMetrics;
   const firstPoll = () => ({
     nextPollAt: now() + deps.poll.intervalMs,
     pollIntervalMs: deps.poll.intervalMs,
@@ -127,6 +129,7 @@ export function createJobService(deps: JobServiceDeps) {
     // thread stays 'starting' and the next recovery pass says so in the thread; the log
     // line below (written first) keeps the job id.
     log.info({ jobId: job.id, threadId: thread.id }, 'job.accepted');
+    metrics.jobCreated();
     await store.attachJob(thread.id, toSnapshot(job), firstPoll(), now());
     log.info(
       {
@@ -140,7 +143,7 @@ export function createJobService(deps: JobServiceDeps) {
     wake();
   }
 
-  const followUps = createFollowUps({ ...deps, log, now, deadlineMs, firstPoll });
+  const followUps = createFollowUps({ ...deps, log, now, deadlineMs, firstPoll, metrics });
   return {
     startJob,
     receiveReply: followUps.receiveReply,

@@ -1,24 +1,42 @@
-import type { ServerResponse } from 'node:http';
-import { App, HTTPReceiver, type Receiver, SocketModeReceiver } from '@slack/bolt';
+import type { Server, ServerResponse } from 'node:http';
+import {
+  App,
+  type Logger as BoltLogger,
+  type CustomRoute,
+  HTTPReceiver,
+  type Receiver,
+  SocketModeReceiver,
+} from '@slack/bolt';
 import type { WebClientOptions } from '@slack/web-api';
 import type { Config } from '../config.ts';
 import { boltLogger, type Logger } from '../log.ts';
+import type { Endpoint } from '../probes.ts';
 import { toChatError } from './chat.ts';
+
+const EVENTS_PATH = '/slack/events';
 
 export interface SlackApp {
   app: App;
   start(): Promise<void>;
+  /** Whether Slack can reach us: the socket is connected, or the HTTP server is listening. */
+  connected(): boolean;
+  /**
+   * Stops taking commands and events: Socket Mode disconnects, HTTP answers
+   * `/slack/events` with 503 (Slack retries events elsewhere or later). The server stays
+   * up for the probes and metrics until `stop()`.
+   */
+  stopIntake(): Promise<void>;
   stop(): Promise<void>;
 }
 
 /**
  * The Bolt app: Socket Mode when an app token is configured, otherwise HTTP with
- * `POST /slack/events`. Both serve `GET /healthz` on PORT.
+ * `POST /slack/events`. Both serve the given endpoints (GET) on PORT.
  */
 export function createSlackApp(opts: {
   config: Pick<Config, 'slack' | 'port'>;
   log: Logger;
-  health: () => { ok: boolean; detail?: Record<string, unknown> };
+  endpoints: Endpoint[];
 }): SlackApp {
   const { slack, port } = opts.config;
   const logger = boltLogger(opts.log.child({ component: 'bolt' }));
@@ -32,47 +50,29 @@ export function createSlackApp(opts: {
     // No call may hang the single notifier loop.
     timeout: 15_000,
   };
-  const customRoutes = [
-    {
-      path: '/healthz',
+  const customRoutes = opts.endpoints.map(
+    (e): CustomRoute => ({
+      path: e.path,
       method: ['GET'],
-      handler: (_req: unknown, res: ServerResponse) => {
-        const h = opts.health();
-        res.writeHead(h.ok ? 200 : 503, { 'content-type': 'application/json' });
-        res.end(JSON.stringify({ status: h.ok ? 'ok' : 'unhealthy', ...h.detail }));
-      },
-    },
-  ];
-
-  let receiver: Receiver;
-  if (slack.mode === 'socket' && slack.appToken) {
-    receiver = new SocketModeReceiver({
-      appToken: slack.appToken,
-      logger,
-      customRoutes,
-      installerOptions: { port, clientOptions: { slackApiUrl: slack.apiUrl } },
-    });
-  } else {
-    receiver = new HTTPReceiver({
-      signingSecret: slack.signingSecret ?? '',
-      endpoints: '/slack/events',
-      port,
-      customRoutes,
-      logger,
-      processBeforeResponse: false,
-    });
-  }
+      handler: (_req: unknown, res: ServerResponse) => serve(e, res, opts.log),
+    }),
+  );
+  const intake =
+    slack.mode === 'socket' && slack.appToken
+      ? socketIntake(slack.appToken, slack.apiUrl, port, customRoutes, logger)
+      : httpIntake(slack.signingSecret ?? '', port, customRoutes, logger);
 
   // Deferred so that a bad token or an unreachable Slack is a readable start-up error
   // rather than an unhandled rejection from inside the constructor.
   const app = new App({
-    receiver,
+    receiver: intake.receiver,
     token: slack.botToken,
     logger,
     clientOptions,
     ignoreSelf: true,
     deferInitialization: true,
   });
+  let started = false;
   return {
     app,
     async start() {
@@ -83,10 +83,108 @@ export function createSlackApp(opts: {
           `could not verify SLACK_BOT_TOKEN with Slack at ${slack.apiUrl} (${toChatError(err).code})`,
         );
       }
-      await app.start(port);
+      intake.started(await app.start(port));
+      started = true;
     },
+    connected: () => intake.connected(),
+    stopIntake: () => intake.stop(),
     async stop() {
+      if (!started) return;
+      started = false;
       await app.stop();
     },
   };
+}
+
+interface Intake {
+  receiver: Receiver;
+  /** Told what `app.start()` resolved with. */
+  started(result: unknown): void;
+  connected(): boolean;
+  stop(): Promise<void>;
+}
+
+function httpIntake(
+  signingSecret: string,
+  port: number,
+  customRoutes: CustomRoute[],
+  logger: BoltLogger,
+): Intake {
+  const receiver = new HTTPReceiver({
+    signingSecret,
+    endpoints: EVENTS_PATH,
+    port,
+    customRoutes,
+    logger,
+    processBeforeResponse: false,
+  });
+  let server: Server | undefined;
+  let closing = false;
+  // Checked before the body is read or verified: nothing of a refused request is acted on.
+  const route = receiver.requestListener;
+  receiver.requestListener = (req, res) => {
+    if (closing && new URL(req.url ?? '/', 'http://localhost').pathname === EVENTS_PATH) {
+      res.writeHead(503, { 'content-type': 'application/json', connection: 'close' });
+      res.end(JSON.stringify({ error: 'shutting_down' }));
+      return;
+    }
+    return route(req, res);
+  };
+  return {
+    receiver,
+    started: (result) => {
+      server = result as Server;
+    },
+    connected: () => server?.listening === true,
+    stop: async () => {
+      closing = true;
+    },
+  };
+}
+
+function socketIntake(
+  appToken: string,
+  apiUrl: string,
+  port: number,
+  customRoutes: CustomRoute[],
+  logger: BoltLogger,
+): Intake {
+  const receiver = new SocketModeReceiver({
+    appToken,
+    logger,
+    customRoutes,
+    installerOptions: { port, clientOptions: { slackApiUrl: apiUrl } },
+  });
+  let connected = false;
+  receiver.client.on('connected', () => {
+    connected = true;
+  });
+  // 'close' is the socket going away; the others are the client's own state changes.
+  for (const state of ['close', 'connecting', 'reconnecting', 'disconnecting', 'disconnected'])
+    receiver.client.on(state, () => {
+      connected = false;
+    });
+  return {
+    receiver,
+    started: () => {},
+    connected: () => connected,
+    stop: async () => {
+      await receiver.client.disconnect();
+    },
+  };
+}
+
+/** One endpoint's answer; a failure is a 500 and a log line, never a hung probe. */
+function serve(e: Endpoint, res: ServerResponse, log: Logger): void {
+  e.answer().then(
+    (a) => {
+      res.writeHead(a.status, { 'content-type': a.contentType });
+      res.end(a.body);
+    },
+    (err: unknown) => {
+      log.error({ err, path: e.path }, 'http.endpoint_failed');
+      res.writeHead(500, { 'content-type': 'text/plain' });
+      res.end('internal error');
+    },
+  );
 }

@@ -68,12 +68,10 @@ export function toChatError(err: unknown): ChatError {
   }
 }
 
-async function call<T>(fn: () => Promise<T>): Promise<T> {
-  try {
-    return await fn();
-  } catch (err) {
-    throw toChatError(err);
-  }
+/** What the Slack side counts about itself; the Prometheus side is in src/metrics.ts. */
+export interface SlackMetrics {
+  /** A Web API call failed; `code` is Slack's error code or ours (`ratelimited`, `http_503`). */
+  slackError(method: string, code: string): void;
 }
 
 interface Page {
@@ -88,7 +86,7 @@ async function anyMessage<M extends { ts?: string; metadata?: unknown }>(
 ): Promise<M | undefined> {
   let cursor: string | undefined;
   do {
-    const res = await call(() => page(cursor));
+    const res = await page(cursor);
     const found = res.messages?.find(match);
     if (found) return found;
     cursor = res.response_metadata?.next_cursor || undefined;
@@ -97,9 +95,24 @@ async function anyMessage<M extends { ts?: string; metadata?: unknown }>(
 }
 
 /** The jobs feature's chat port, spoken in Slack Web API calls. */
-export function createSlackJobChat(client: WebClient, log: Logger): JobChat {
+export function createSlackJobChat(
+  client: WebClient,
+  log: Logger,
+  metrics?: SlackMetrics,
+): JobChat {
   const chatLog = log.child({ component: 'slack-chat' });
   const parts = (m: Message) => ({ text: m.text, blocks: m.blocks });
+
+  /** Every call goes through here: SDK errors become ChatErrors, counted by method. */
+  async function call<T>(method: string, fn: () => Promise<T>): Promise<T> {
+    try {
+      return await fn();
+    } catch (err) {
+      const e = toChatError(err);
+      metrics?.slackError(method, e.code);
+      throw e;
+    }
+  }
 
   return {
     async postRoot({ channelId, userId, prompt, marker }) {
@@ -114,7 +127,7 @@ export function createSlackJobChat(client: WebClient, log: Logger): JobChat {
         prLink: null,
         error: null,
       });
-      const res = await call(() =>
+      const res = await call('chat.postMessage', () =>
         client.chat.postMessage({
           channel: channelId,
           ...parts(msg),
@@ -129,13 +142,15 @@ export function createSlackJobChat(client: WebClient, log: Logger): JobChat {
     async findRoot(channelId: string, marker: string, sinceMs: number) {
       const root = await anyMessage(
         (cursor) =>
-          client.conversations.history({
-            channel: channelId,
-            oldest: String(sinceMs / 1000),
-            include_all_metadata: true,
-            limit: 200,
-            ...(cursor ? { cursor } : {}),
-          }),
+          call('conversations.history', () =>
+            client.conversations.history({
+              channel: channelId,
+              oldest: String(sinceMs / 1000),
+              include_all_metadata: true,
+              limit: 200,
+              ...(cursor ? { cursor } : {}),
+            }),
+          ),
         (m) => {
           const meta = RootMetadata.safeParse(m.metadata);
           return meta.success && meta.data.event_payload.marker === marker;
@@ -145,7 +160,7 @@ export function createSlackJobChat(client: WebClient, log: Logger): JobChat {
     },
 
     async showJob(thread: JobThread) {
-      await call(() =>
+      await call('chat.update', () =>
         client.chat.update({
           channel: thread.channelId,
           ts: thread.threadTs,
@@ -155,7 +170,7 @@ export function createSlackJobChat(client: WebClient, log: Logger): JobChat {
     },
 
     async announce(thread: JobThread, a: Announcement) {
-      await call(() =>
+      await call('chat.postMessage', () =>
         client.chat.postMessage({
           channel: thread.channelId,
           thread_ts: thread.threadTs,
@@ -172,13 +187,15 @@ export function createSlackJobChat(client: WebClient, log: Logger): JobChat {
     hasAnnounced(thread: JobThread, key: string) {
       return anyMessage(
         (cursor) =>
-          client.conversations.replies({
-            channel: thread.channelId,
-            ts: thread.threadTs,
-            include_all_metadata: true,
-            limit: 200,
-            ...(cursor ? { cursor } : {}),
-          }),
+          call('conversations.replies', () =>
+            client.conversations.replies({
+              channel: thread.channelId,
+              ts: thread.threadTs,
+              include_all_metadata: true,
+              limit: 200,
+              ...(cursor ? { cursor } : {}),
+            }),
+          ),
         (m) => {
           const meta = AnnouncementMetadata.safeParse(m.metadata);
           return meta.success && meta.data.event_payload.key === key;
@@ -188,7 +205,9 @@ export function createSlackJobChat(client: WebClient, log: Logger): JobChat {
 
     async acknowledgeReply(channelId: string, ts: string) {
       try {
-        await call(() => client.reactions.add({ channel: channelId, timestamp: ts, name: 'eyes' }));
+        await call('reactions.add', () =>
+          client.reactions.add({ channel: channelId, timestamp: ts, name: 'eyes' }),
+        );
       } catch (err) {
         if (err instanceof ChatError && err.code === 'already_reacted') return;
         throw err;
@@ -197,7 +216,7 @@ export function createSlackJobChat(client: WebClient, log: Logger): JobChat {
 
     async tellUser({ channelId, userId, text, threadTs }) {
       try {
-        await call(() =>
+        await call('chat.postEphemeral', () =>
           client.chat.postEphemeral({
             channel: channelId,
             user: userId,

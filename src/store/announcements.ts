@@ -40,6 +40,7 @@ export function announcementQueries(
   | 'markAnnouncementAttempt'
   | 'markAnnouncementSent'
   | 'markAnnouncementRetry'
+  | 'outboxDepth'
 > {
   const { db } = e;
   return {
@@ -120,6 +121,15 @@ export function announcementQueries(
         .where('sent_at', 'is', null)
         .executeTakeFirst();
       return Number(r.numUpdatedRows) === 1;
+    },
+
+    async outboxDepth() {
+      const r = await db
+        .selectFrom('outbox')
+        .select((eb) => eb.fn.countAll<number | string>().as('n'))
+        .where('sent_at', 'is', null)
+        .executeTakeFirstOrThrow();
+      return num(r.n);
     },
   };
 }

@@ -14,6 +14,7 @@ export function coordinationQueries(
   | 'pruneEvents'
   | 'takeBudgetSlot'
   | 'releaseBudgetSlot'
+  | 'budgetUsed'
   | 'getVisitorPoint'
   | 'putVisitorPoint'
   | 'claimDigest'
@@ -79,6 +80,16 @@ export function coordinationQueries(
 
     async releaseBudgetSlot(slotId: number) {
       await db.deleteFrom('budget_uses').where('id', '=', slotId).execute();
+    },
+
+    async budgetUsed(key: string, since: number) {
+      const r = await db
+        .selectFrom('budget_uses')
+        .select((eb) => eb.fn.countAll<number | string>().as('n'))
+        .where('bucket', '=', key)
+        .where('used_at', '>', since)
+        .executeTakeFirstOrThrow();
+      return num(r.n);
     },
 
     async getVisitorPoint(rangeKey: string) {

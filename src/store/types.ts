@@ -293,4 +293,7 @@ export interface Store extends BudgetStore {
   /** A cheap round trip to the database (readiness). */
   ping(): Promise<void>;
   close(): Promise<void>;
+
+  /** Announcements recorded and not yet sent (a metric, read at scrape time). */
+  outboxDepth(): Promise<number>;
 }

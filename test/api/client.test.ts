@@ -9,6 +9,7 @@ import {
   MalformedResponse,
   NotFound,
   RateLimited,
+  Stopped,
   Timeout,
   Unauthorized,
   Unavailable,
@@ -17,6 +18,7 @@ import { openSqliteStore } from '../../src/store/sqlite.ts';
 import type { Store } from '../../src/store/types.ts';
 import { ApiEmulator } from '../fakes/api-emulator.ts';
 import { memoryLogger } from '../helpers/log.ts';
+import { eventually } from '../helpers/net.ts';
 
 const KEY = 'mint_test_secret_key_123';
 const PROJECT = 'proj_docs';
@@ -170,6 +172,43 @@ describe('agent jobs', () => {
   });
 });
 
+describe('stop', () => {
+  const patient = { ...fastRetry, maxRetryAfterMs: 60_000 };
+
+  it('cuts a Retry-After wait short: the call fails at once, saying nothing more was sent', async () => {
+    const c = client({ retry: patient });
+    api.inject('get', { status: 429, retryAfterSec: 30 });
+    const pending = c.getJob('job_1').catch((e: unknown) => e);
+    await eventually(() => api.requestsTo('get').length === 1, 'the first attempt');
+    const stoppedAt = performance.now();
+    c.stop();
+    const err = await pending;
+    expect(performance.now() - stoppedAt).toBeLessThan(500);
+    expect(err).toBeInstanceOf(Stopped);
+    expect(err).toMatchObject({ kind: 'stopped', applied: 'no', operation: 'job.get' });
+    expect(api.requestsTo('get')).toHaveLength(1);
+  });
+
+  it('fails a create on the wire fast, saying it may have gone through', async () => {
+    const c = client({ retry: patient, timeoutMs: 10_000 });
+    api.inject('create', { slowMs: 5_000 });
+    const pending = c.createJob('x').catch((e: unknown) => e);
+    await eventually(() => api.requestsTo('create').length === 1, 'the create on the wire');
+    const stoppedAt = performance.now();
+    c.stop();
+    const err = await pending;
+    expect(performance.now() - stoppedAt).toBeLessThan(500);
+    expect(err).toMatchObject({ kind: 'stopped', applied: 'unknown', operation: 'job.create' });
+  });
+
+  it('sends nothing once stopped', async () => {
+    const c = client();
+    c.stop();
+    await expect(c.createJob('x')).rejects.toMatchObject({ kind: 'stopped', applied: 'no' });
+    expect(api.requests).toHaveLength(0);
+  });
+});
+
 describe('budget', () => {
   let store: Store;
   let budget: Budget;
@@ -214,6 +253,17 @@ describe('budget', () => {
     // The 400 reached the service and counts against its hourly budget.
     await expect(c.createJob('4')).rejects.toThrow(BudgetExhausted);
     expect(api.requestsTo('create')).toHaveLength(2);
+  });
+
+  it('says how many slots the window has left', async () => {
+    expect(await budget.remaining()).toBe(2);
+    await client({ budgets: { agent: budget } }).createJob('1');
+    expect(await budget.remaining()).toBe(1);
+    clock += 60_000;
+    await client({ budgets: { agent: budget } }).createJob('2');
+    expect(await budget.remaining()).toBe(0);
+    clock += 3_600_000 - 60_000; // the first use has left the window
+    expect(await budget.remaining()).toBe(1);
   });
 });
 

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { type Bot, type BotOptions, startBot } from '../../src/bot.ts';
 import { loadConfig } from '../../src/config.ts';
+import { openStore } from '../../src/store/open.ts';
 import { openPostgresStore } from '../../src/store/postgres.ts';
 import { openSqliteStore } from '../../src/store/sqlite.ts';
 import type { Store } from '../../src/store/types.ts';
@@ -59,6 +60,8 @@ export class Harness {
   bot: Bot | undefined;
   /** Further bots on the same database, fakes and config (replicas). */
   readonly replicas: Bot[] = [];
+  /** The running bot's own store (not a second connection to its file). */
+  botStore: Store | undefined;
   #ownsDir: boolean;
   #database: TestDatabase | undefined;
 
@@ -113,11 +116,19 @@ export class Harness {
   }
 
   get eventsUrl(): string {
-    return `http://127.0.0.1:${this.env.PORT}/slack/events`;
+    return this.url('/slack/events');
   }
 
-  async start(extra: Pick<BotOptions, 'digest'> = {}): Promise<void> {
-    this.bot = await this.#startBot(this.env, this.logChunks, extra);
+  /** An address on the bot's own HTTP server (PORT). */
+  url(path: string): string {
+    return `http://127.0.0.1:${this.env.PORT}${path}`;
+  }
+
+  /** `apiRetry` is merged over the harness's fast defaults. */
+  async start(extra: Pick<BotOptions, 'digest' | 'apiRetry'> = {}): Promise<void> {
+    this.bot = await this.#startBot(this.env, this.logChunks, extra, (store) => {
+      this.botStore = store;
+    });
     if (this.socket) await this.socket.waitForConnection();
   }
 
@@ -136,7 +147,8 @@ export class Harness {
   async #startBot(
     env: Record<string, string>,
     chunks: string[],
-    extra: Pick<BotOptions, 'digest'>,
+    extra: Pick<BotOptions, 'digest' | 'apiRetry'>,
+    onStore: (store: Store) => void = () => {},
   ): Promise<Bot> {
     const r = loadConfig(env);
     if (!r.ok) throw new Error(r.problems.join('\n'));
@@ -147,18 +159,30 @@ export class Harness {
           cb();
         },
       }),
-      apiRetry: { retries: 2, minDelayMs: 10, maxDelayMs: 50, maxRetryAfterMs: 1_000 },
       apiTimeoutMs: 2_000,
       channelGapMs: 10,
       followUpGraceMs: 300,
       troubleAfterMs: 1_000,
+      openStore: async (url, log) => {
+        const store = await openStore(url, log);
+        onStore(store);
+        return store;
+      },
       ...extra,
+      apiRetry: {
+        retries: 2,
+        minDelayMs: 10,
+        maxDelayMs: 50,
+        maxRetryAfterMs: 1_000,
+        ...extra.apiRetry,
+      },
     });
   }
 
   async stopBot(): Promise<void> {
     await this.bot?.stop();
     this.bot = undefined;
+    this.botStore = undefined;
   }
 
   async close(): Promise<void> {

@@ -27,12 +27,11 @@ it('runs /agent over Socket Mode: acks the envelope, posts the root, creates one
     authorization: `Bearer ${SECRETS.apiKey}`,
     body: { prompt: 'Document the webhooks API' },
   });
-  // The job is recorded right after the create call answers.
+  // The emulator knows the job before the bot has recorded its answer: wait for that.
   const store = await h.openStore();
-  await eventually(
-    async () => (await store.findThread('T0001', CHANNEL, root.ts))?.jobId === job.id,
-    'the thread mapped to the job',
-  );
+  const recorded = async () =>
+    (await store.findThread('T0001', CHANNEL, root.ts))?.jobId ?? undefined;
+  expect(await eventually(recorded, 'the job recorded in its thread')).toBe(job.id);
   await store.close();
 
   h.api.complete(job.id, 'https://github.com/acme/docs/pull/5');

@@ -6,6 +6,7 @@ import { ANNOUNCEMENT_EVENT } from '../../src/slack/blocks.ts';
 import { CHANNEL, Harness, SECRETS } from '../helpers/harness.ts';
 import { eventually, sleep } from '../helpers/net.ts';
 import { postgresAvailable } from '../helpers/postgres.ts';
+import { answers, spawnBot } from '../helpers/process.ts';
 
 const PR = 'https://github.com/acme/docs/pull/77';
 let h: Harness;
@@ -14,32 +15,7 @@ afterEach(async () => {
   await h.close();
 });
 
-/** The bot as its own process, started the way the README says (`node src/main.ts`). */
-function spawnBot(): { child: ChildProcess; output: () => string } {
-  const chunks: string[] = [];
-  const child = spawn(process.execPath, ['src/main.ts'], {
-    cwd: process.cwd(),
-    env: { PATH: process.env.PATH ?? '', ...h.env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  child.stdout?.on('data', (c) => chunks.push(String(c)));
-  child.stderr?.on('data', (c) => chunks.push(String(c)));
-  return { child, output: () => chunks.join('') };
-}
-
-async function healthy(): Promise<void> {
-  await eventually(
-    async () => {
-      try {
-        return (await fetch(`http://127.0.0.1:${h.env.PORT}/healthz`)).ok;
-      } catch {
-        return false;
-      }
-    },
-    'the bot to answer /healthz',
-    15_000,
-  );
-}
+const healthy = () => answers(h.url('/healthz'));
 
 async function kill9(child: ChildProcess): Promise<void> {
   const exited = once(child, 'exit');
@@ -55,7 +31,7 @@ describe.each(engines)('process level (%s)', (engine) => {
   });
 
   it('loses nothing to kill -9 mid-job: after a restart the PR link is posted exactly once', async () => {
-    const first = spawnBot();
+    const first = spawnBot(h.env);
     await healthy();
     await h.command('Add a quickstart');
     const root = await eventually(() => h.roots()[0], 'root');
@@ -64,7 +40,7 @@ describe.each(engines)('process level (%s)', (engine) => {
     await kill9(first.child);
 
     h.api.complete(job.id, PR);
-    const second = spawnBot();
+    const second = spawnBot(h.env);
     try {
       await healthy();
       await eventually(
@@ -85,7 +61,7 @@ describe.each(engines)('process level (%s)', (engine) => {
   });
 
   it('stops gracefully on SIGTERM with exit code 0', async () => {
-    const bot = spawnBot();
+    const bot = spawnBot(h.env);
     await healthy();
     const exited = once(bot.child, 'exit');
     bot.child.kill('SIGTERM');

@@ -459,6 +459,38 @@ describe.each(engines)('store (%s)', (_name, setup) => {
     );
     expect(results.filter((r) => r.state === 'claimed')).toHaveLength(1);
   });
+  it('answers a ping, and counts unsent announcements and budget uses within a window', async () => {
+    await store.ping();
+    expect(await store.outboxDepth()).toBe(0);
+    const t = await store.createThread(thread, 0);
+    const done = (kind: 'completed' | 'failed') => ({ key: `job_1:0:${kind}`, kind, prLink: null });
+    await store.recordPoll(
+      poll({
+        threadId: t.id,
+        snapshot: snap({ status: 'completed' }),
+        announcements: [done('completed'), done('failed')],
+        now: 10,
+      }),
+    );
+    expect(await store.outboxDepth()).toBe(2);
+    const [first] = await store.pendingAnnouncements(20, 10);
+    await store.markAnnouncementAttempt(first!.id, 0, 100);
+    await store.markAnnouncementSent(first!.id, 1, 21);
+    expect(await store.outboxDepth()).toBe(1);
+
+    for (const at of [100, 200, 300]) await store.takeBudgetSlot('agent:p', at, 1000, 10);
+    await store.takeBudgetSlot('analytics', 250, 1000, 10);
+    expect(await store.budgetUsed('agent:p', 100)).toBe(2); // after 100, not at it
+    expect(await store.budgetUsed('agent:p', 0)).toBe(3);
+    expect(await store.budgetUsed('analytics', 0)).toBe(1);
+    expect(await store.budgetUsed('nothing', 0)).toBe(0);
+  });
+
+  it('fails a ping once closed', async () => {
+    await store.close();
+    await expect(store.ping()).rejects.toThrow();
+    store = await place.open(); // for afterEach
+  });
 });
 
 describe.skipIf(!postgresAvailable)('postgres engine', () => {

@@ -1,4 +1,5 @@
-import type { App } from '@slack/bolt';
+import type { App, SlackCommandMiddlewareArgs } from '@slack/bolt';
+import type { Inflight } from '../../inflight.ts';
 import type { JobService } from '../../jobs/service.ts';
 import type { Logger } from '../../log.ts';
 import { decodeSlackText } from '../../mrkdwn.ts';
@@ -9,9 +10,12 @@ import { readCommand } from './command-payload.ts';
  * `/agent <prompt>`: ack within Slack's 3 s (with usage when there is no prompt), then
  * hand over to the job service, which posts the root message and creates the job.
  */
-export function registerAgentCommand(app: App, deps: { jobs: JobService; log: Logger }): void {
+export function registerAgentCommand(
+  app: App,
+  deps: { jobs: JobService; log: Logger; inflight: Inflight },
+): void {
   const log = deps.log.child({ component: 'agent-command' });
-  app.command('/agent', async ({ command, ack, respond }) => {
+  async function onAgent({ command, ack, respond }: SlackCommandMiddlewareArgs): Promise<void> {
     const payload = await readCommand(command, ack, log);
     if (!payload) return;
     const { text, team_id, channel_id, user_id } = payload;
@@ -28,5 +32,6 @@ export function registerAgentCommand(app: App, deps: { jobs: JobService; log: Lo
         await respond({ response_type: 'ephemeral', replace_original: false, text: reply });
       },
     );
-  });
+  }
+  app.command('/agent', (args) => deps.inflight.track(onAgent(args)));
 }

@@ -1,4 +1,5 @@
 import type { App } from '@slack/bolt';
+import type { Inflight } from '../../inflight.ts';
 import type { JobService } from '../../jobs/service.ts';
 import type { Logger } from '../../log.ts';
 import type { ReportPoster } from '../../reports/ports.ts';
@@ -15,6 +16,8 @@ export interface ListenerDeps {
   poster: ReportPoster;
   timeZone: string;
   log: Logger;
+  /** Each listener run counts as in-flight work, which a shutdown waits for. */
+  inflight: Inflight;
 }
 
 /** One registration point per Slack surface. */

@@ -1,5 +1,6 @@
-import type { App } from '@slack/bolt';
+import type { AllMiddlewareArgs, App, SlackEventMiddlewareArgs } from '@slack/bolt';
 import { z } from 'zod';
+import type { Inflight } from '../../inflight.ts';
 import type { JobService } from '../../jobs/service.ts';
 import type { Logger } from '../../log.ts';
 import { decodeSlackText } from '../../mrkdwn.ts';
@@ -22,9 +23,16 @@ const ThreadReply = z.object({
 const EventEnvelope = z.object({ event_id: z.string().optional(), team_id: z.string().optional() });
 
 /** Replies in a job thread become follow-up messages, each handled once. */
-export function registerThreadReplies(app: App, deps: { jobs: JobService; log: Logger }): void {
+export function registerThreadReplies(
+  app: App,
+  deps: { jobs: JobService; log: Logger; inflight: Inflight },
+): void {
   const log = deps.log.child({ component: 'thread-replies' });
-  app.event('message', async ({ event, body, context }) => {
+  async function onMessage({
+    event,
+    body,
+    context,
+  }: SlackEventMiddlewareArgs<'message'> & AllMiddlewareArgs): Promise<void> {
     const reply = ThreadReply.safeParse(event);
     if (!reply.success || reply.data.thread_ts === reply.data.ts) return;
     const m = reply.data;
@@ -48,5 +56,6 @@ export function registerThreadReplies(app: App, deps: { jobs: JobService; log: L
       },
       eventId ? [`event:${eventId}`] : [],
     );
-  });
+  }
+  app.event('message', (args) => deps.inflight.track(onMessage(args)));
 }

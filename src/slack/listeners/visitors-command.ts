@@ -1,5 +1,6 @@
-import type { App } from '@slack/bolt';
+import type { App, SlackCommandMiddlewareArgs } from '@slack/bolt';
 import { ChatError, NOT_IN_CHANNEL_CODES } from '../../chat-errors.ts';
+import type { Inflight } from '../../inflight.ts';
 import type { Logger } from '../../log.ts';
 import { describeReportFailure } from '../../reports/failures.ts';
 import type { ReportPoster } from '../../reports/ports.ts';
@@ -16,10 +17,16 @@ const SLOW_MS = 2_500;
  */
 export function registerVisitorsCommand(
   app: App,
-  deps: { reports: ReportService; poster: ReportPoster; log: Logger; timeZone: string },
+  deps: {
+    reports: ReportService;
+    poster: ReportPoster;
+    log: Logger;
+    timeZone: string;
+    inflight: Inflight;
+  },
 ): void {
   const log = deps.log.child({ component: 'visitors-command' });
-  app.command('/visitors', async ({ command, ack, respond }) => {
+  async function onVisitors({ command, ack, respond }: SlackCommandMiddlewareArgs): Promise<void> {
     const payload = await readCommand(command, ack, log);
     if (!payload) return;
     const { text, channel_id, user_id } = payload;
@@ -62,5 +69,6 @@ export function registerVisitorsCommand(
     } finally {
       clearTimeout(slow);
     }
-  });
+  }
+  app.command('/visitors', (args) => deps.inflight.track(onVisitors(args)));
 }

@@ -1,0 +1,209 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { CHANNEL, Harness, type HarnessOptions } from '../helpers/harness.ts';
+import { eventually, sleep } from '../helpers/net.ts';
+import { answers, spawnBot } from '../helpers/process.ts';
+
+let h: Harness;
+async function harness(opts: HarnessOptions = {}): Promise<Harness> {
+  h = await Harness.create(opts);
+  return h;
+}
+afterEach(async (ctx) => {
+  if (ctx.task.result?.state === 'fail') console.error(h.logs.split('\n').slice(-40).join('\n'));
+  await h.close();
+});
+
+async function getJson(path: string) {
+  const res = await fetch(h.url(path));
+  return { status: res.status, body: (await res.json()) as Record<string, unknown> };
+}
+
+/** The bot's JSON log lines with this event name (in-process or from a child's output). */
+function events(text: string, msg: string): Record<string, unknown>[] {
+  return text
+    .split('\n')
+    .filter((l) => l.startsWith('{'))
+    .map((l) => JSON.parse(l) as Record<string, unknown>)
+    .filter((l) => l.msg === msg);
+}
+
+async function threadOf(rootTs: string) {
+  const store = await h.openStore();
+  try {
+    return await store.findThread('T0001', CHANNEL, rootTs);
+  } finally {
+    await store.close();
+  }
+}
+
+describe('readiness', () => {
+  it('is ready once up, every check ok, and alive on /healthz', async () => {
+    await (await harness()).start();
+    expect(await getJson('/readyz')).toEqual({
+      status: 200,
+      body: {
+        status: 'ready',
+        mode: 'http',
+        failed: [],
+        checks: { database: 'ok', slack: 'ok', accepting: 'ok' },
+      },
+    });
+    expect(await getJson('/healthz')).toEqual({
+      status: 200,
+      body: { status: 'ok', mode: 'http' },
+    });
+  });
+
+  it('is not ready once the database is gone, and says so, while /healthz stays 200', async () => {
+    await (await harness()).start();
+    await h.botStore?.close();
+    const ready = await getJson('/readyz');
+    expect(ready.status).toBe(503);
+    expect(ready.body).toMatchObject({
+      status: 'not_ready',
+      failed: ['database'],
+      checks: { database: 'unreachable', slack: 'ok', accepting: 'ok' },
+    });
+    expect((await getJson('/healthz')).status).toBe(200);
+    expect(events(h.logs, 'bot.not_ready')).toHaveLength(1);
+  });
+});
+
+describe('graceful shutdown', () => {
+  it('stops taking work at once, and finishes the /agent already in flight before closing', async () => {
+    await (await harness()).start();
+    h.api.inject('create', { slowMs: 1_500 });
+    await h.command('Add a quickstart');
+    const root = await eventually(() => h.roots()[0], 'root');
+    await eventually(() => h.api.requestsTo('create').length === 1, 'the create in flight');
+
+    const stopping = h.bot!.stop();
+    const ready = await getJson('/readyz');
+    expect(ready.status).toBe(503);
+    expect(ready.body).toMatchObject({
+      failed: ['accepting'],
+      checks: { accepting: 'shutting_down' },
+    });
+    expect((await getJson('/healthz')).status).toBe(200);
+    // A command arriving now is refused before anything is read: Slack retries elsewhere.
+    const late = await h.command('Another one');
+    expect(late.status).toBe(503);
+    await stopping;
+
+    expect(h.roots()).toHaveLength(1);
+    expect(h.api.requestsTo('create')).toHaveLength(1);
+    expect(h.api.requestsTo('create')[0]?.status).toBe(201);
+    const job = h.api.createdJobs()[0]!;
+    expect(await threadOf(root.ts)).toMatchObject({ jobId: job.id, status: 'active' });
+    expect(events(h.logs, 'bot.drain')).toMatchObject([{ pending: 1, left: 0 }]);
+    expect(events(h.logs, 'bot.drain_timeout')).toHaveLength(0);
+  });
+
+  it('disconnects Socket Mode first, and is not ready from then on', async () => {
+    await (await harness({ mode: 'socket' })).start();
+    expect((await getJson('/readyz')).status).toBe(200);
+    h.api.inject('create', { slowMs: 1_000 }); // keeps the drain, and the server, going
+    await h.command('Add a quickstart');
+    await eventually(() => h.api.requestsTo('create').length === 1, 'the create in flight');
+
+    const stopping = h.bot!.stop();
+    const ready = await eventually(async () => {
+      const r = await getJson('/readyz');
+      return r.body.checks && (r.body.checks as { slack: string }).slack !== 'ok' && r;
+    }, 'the socket to go');
+    expect(ready).toMatchObject({
+      status: 503,
+      body: { checks: { slack: 'disconnected', accepting: 'shutting_down' } },
+    });
+    await stopping;
+    expect(h.api.requestsTo('create')[0]?.status).toBe(201);
+  });
+
+  it('does not wait out a Retry-After inside a poll', async () => {
+    await (await harness()).start({ apiRetry: { maxRetryAfterMs: 60_000 } });
+    await h.command('Add a quickstart');
+    await eventually(() => h.api.createdJobs()[0], 'job');
+    h.api.inject('get', { status: 429, retryAfterSec: 30 });
+    await eventually(
+      () =>
+        h
+          .logLines()
+          .some((l) => l.msg === 'api.failed' && l.operation === 'job.get' && l.willRetry === true),
+      'a poll waiting out Retry-After',
+    );
+    const polls = h.api.requestsTo('get').length;
+
+    const started = performance.now();
+    await h.stopBot();
+    // Far below the 30 s the service asked for; nothing was sent again.
+    expect(performance.now() - started).toBeLessThan(5_000);
+    expect(h.api.requestsTo('get')).toHaveLength(polls);
+    expect(h.logs).not.toContain('poll.failed');
+    expect(h.logs).not.toContain('poll.crashed');
+  });
+
+  it('cuts a create that waits out Retry-After short once the drain times out, and says it was not sent', async () => {
+    await (await harness({ env: { SHUTDOWN_TIMEOUT_MS: '300' } })).start({
+      apiRetry: { maxRetryAfterMs: 60_000 },
+    });
+    h.api.inject('create', { status: 429, retryAfterSec: 30 });
+    await h.command('Add a quickstart');
+    const root = await eventually(() => h.roots()[0], 'root');
+    await eventually(
+      () => h.api.requestsTo('create')[0]?.status === 429,
+      'the rate-limited create',
+    );
+
+    const started = performance.now();
+    await h.stopBot();
+    expect(performance.now() - started).toBeLessThan(5_000);
+    expect(events(h.logs, 'bot.drain_timeout')).toMatchObject([{ left: 1, timeoutMs: 300 }]);
+    expect(h.api.requestsTo('create')).toHaveLength(1);
+    const thread = await threadOf(root.ts);
+    expect(thread).toMatchObject({ status: 'start_failed', jobId: null });
+    expect(thread?.error).toContain('shutting down, so the request was not sent');
+  });
+});
+
+describe('graceful shutdown of the process', () => {
+  it('on SIGTERM finishes a slow /agent create, records the job, and exits 0', async () => {
+    await harness();
+    const bot = spawnBot(h.env);
+    await answers(h.url('/readyz'));
+    h.api.inject('create', { slowMs: 1_500 });
+    await h.command('Add a quickstart');
+    const root = await eventually(() => h.roots()[0], 'root');
+    await eventually(() => h.api.requestsTo('create').length === 1, 'the create in flight');
+
+    bot.child.kill('SIGTERM');
+    expect(await bot.exited).toBe(0);
+    expect(h.api.requestsTo('create')[0]?.status).toBe(201);
+    const job = h.api.createdJobs()[0]!;
+    expect(await threadOf(root.ts)).toMatchObject({ jobId: job.id, status: 'active' });
+    expect(events(bot.output(), 'bot.drain')).toMatchObject([{ pending: 1, left: 0 }]);
+    expect(bot.output()).toContain('bot.stopped');
+  });
+
+  it('waits no longer than SHUTDOWN_TIMEOUT_MS for a handler, exits 0, and the thread says what may have happened', async () => {
+    await harness({ env: { SHUTDOWN_TIMEOUT_MS: '1000' } });
+    const bot = spawnBot(h.env);
+    await answers(h.url('/readyz'));
+    // Far longer than the bound and than the client's own 15 s timeout.
+    h.api.inject('create', { slowMs: 60_000 });
+    await h.command('Add a quickstart');
+    const root = await eventually(() => h.roots()[0], 'root');
+    await eventually(() => h.api.requestsTo('create').length === 1, 'the create in flight');
+    await sleep(100);
+
+    const started = performance.now();
+    bot.child.kill('SIGTERM');
+    expect(await bot.exited).toBe(0);
+    expect(performance.now() - started).toBeLessThan(1_000 + 4_000);
+    expect(events(bot.output(), 'bot.drain_timeout')).toMatchObject([
+      { left: 1, timeoutMs: 1_000 },
+    ]);
+    const thread = await threadOf(root.ts);
+    expect(thread).toMatchObject({ status: 'start_failed' });
+    expect(thread?.error).toContain('It may have started anyway');
+  });
+});
