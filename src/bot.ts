@@ -240,6 +240,9 @@ function startBackground(deps: {
   metrics: Metrics;
 }): () => void {
   const { config, opts, log, teardown, store, owner, metrics } = deps;
+  // Once the loops below have stopped, the leases left by work they cut short are given
+  // back, so that other replicas take it over at once rather than when the leases run out.
+  teardown.add('leases', () => store.releaseLeases(owner));
   const notifier = startNotifier({
     store,
     chat: deps.chat,

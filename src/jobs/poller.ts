@@ -218,8 +218,6 @@ export function startPoller(deps: PollerDeps): Loop {
     async stop() {
       stopping.abort(new Error('poller stopping'));
       await loop.stop();
-      // Polls cut short by the stop left their leases: give them back for the others.
-      await store.releaseLeases(owner);
     },
   };
 }

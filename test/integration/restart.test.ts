@@ -108,6 +108,24 @@ describe('in process', () => {
     expect(h.logs).not.toContain('poll.crashed');
   });
 
+  it('gives back the lease of a poll it cut short, so another replica polls the job at once', async () => {
+    await h.start();
+    await h.command('Add a quickstart');
+    const job = await eventually(() => h.api.createdJobs()[0], 'job');
+    h.api.inject('get', { slowMs: 5_000 });
+    await eventually(() => h.api.requestsTo('get').length === 1, 'a poll in flight');
+    await h.stopBot();
+    const store = await h.openStore();
+    try {
+      // Without the release the job would stay leased for LEASE_MS after the stop.
+      const lease = { owner: 'next-replica', until: Date.now() + 60_000 };
+      const due = await store.claimDueJobs(Date.now(), 10, lease);
+      expect(due.map((t) => t.jobId)).toEqual([job.id]);
+    } finally {
+      await store.close();
+    }
+  });
+
   describe('announcements across a crash (in process)', () => {
     /** Starts a job, then stops the bot, leaving the thread as a crash would. */
     async function jobThenStop() {
