@@ -11,18 +11,5 @@ describe.skipIf(!postgresAvailable)(
       `kill -9 at ${ITERATIONS} random points: every announcement once, nothing lost, uncertain follow-ups reported`,
       { timeoutMs: 240_000 },
     );
-    chaosTest('postgres', 'faults', 'API and Slack faults: no crash, no busy loop, no duplicate', {
-      iterations: 15,
-      timeoutMs: 120_000,
-    });
-    chaosTest(
-      'postgres',
-      'sigterm',
-      'SIGTERM during a burst: exit 0, the next start finishes the rest',
-      {
-        iterations: 20,
-        timeoutMs: 120_000,
-      },
-    );
   },
 );

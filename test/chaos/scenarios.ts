@@ -24,8 +24,9 @@ async function result(
   t0: number,
   settleMs: number,
   more: Violation[] = [],
+  stallMs?: number,
 ): Promise<ScenarioResult> {
-  const left = await w.settle(settleMs);
+  const left = await w.settle(settleMs, stallMs);
   const { violations, counts } = w.check();
   for (const l of left) {
     const id = /(?:root|job) (\S+)/.exec(l)?.[1];
@@ -215,7 +216,7 @@ export async function replicasScenario(w: ChaosWorld, total: number): Promise<Sc
     kind: 'duplicate',
     what,
   }));
-  const res = await result(w, 'replicas', t0, 120_000, more);
+  const res = await result(w, 'replicas', t0, 180_000, more, 35_000);
   for (const name of ['a', 'b']) {
     const b = w.bots.get(name);
     if (b && !((b.events.get('poll.unchanged') ?? 0) + (b.events.get('poll.changed') ?? 0)))
@@ -269,7 +270,7 @@ export async function budgetScenario(
     });
   w.extra.creates = creates;
   w.extra.toldToWait = refused.length;
-  return result(w, 'budget', t0, 90_000, more);
+  return result(w, 'budget', t0, 90_000, more, 35_000);
 }
 
 /**
