@@ -44,7 +44,8 @@ export type Fault =
   /** Status faults answer before auth and validation, like a gateway. `tookEffect`: the backend
    * acted before the gateway failed (default: it did not). */
   | { status: 500 | 502 | 503; body?: unknown; tookEffect?: boolean }
-  | { status: 429; retryAfterSec: number }
+  /** Without `retryAfterSec`, the 429 carries no Retry-After header. */
+  | { status: 429; retryAfterSec?: number }
   | { status: 401 | 403 | 404; body?: unknown }
   | { status: 400; details: unknown[] }
   /** Processed at once, answered after the delay: the effect happens even if the client gives up. */
@@ -388,7 +389,8 @@ export class ApiEmulator {
     fault: Extract<Fault, { status: number }>,
   ): Reply {
     if (fault.status === 429) {
-      const headers = { 'retry-after': String(fault.retryAfterSec) };
+      const headers: Record<string, string> =
+        fault.retryAfterSec === undefined ? {} : { 'retry-after': String(fault.retryAfterSec) };
       return { status: 429, body: { error: 'Rate limit exceeded' }, headers };
     }
     if (fault.status === 400) {

@@ -120,6 +120,7 @@ export class FakeSlack {
   private readonly pendingUploads = new Map<string, { name: string; length: number }>();
   private readonly responseUses = new Map<string, number>();
   private readonly faults: { method: string; fault: Fault; remaining: number }[] = [];
+  private readonly latency = new Map<string, number>();
   private readonly waiters = new Set<() => boolean>();
   private readonly handlers: Map<string, (a: Json) => Json>;
   private readonly server: Server;
@@ -192,6 +193,14 @@ export class FakeSlack {
 
   failNext(method: string, fault: Fault, times = 1): void {
     this.faults.push({ method, fault, remaining: times });
+  }
+
+  /**
+   * Every answer of `method` is sent `ms` later (0 for none), like a slow Slack: the call
+   * takes effect at once, so a client that dies meanwhile posted without knowing it.
+   */
+  setLatency(method: string, ms: number): void {
+    this.latency.set(method, ms);
   }
 
   /** Kick the bot out of a channel: posts there now fail with not_in_channel, as in Slack. */
@@ -337,7 +346,9 @@ export class FakeSlack {
 
   private answer(res: ServerResponse, method: string, args: Json, a: Answer): void {
     this.calls.push({ method, args, response: a.body, status: a.status, ...this.stamp() });
-    send(res, a);
+    const delayMs = this.latency.get(method) ?? 0;
+    if (delayMs > 0) setTimeout(() => !res.destroyed && send(res, a), delayMs);
+    else send(res, a);
     this.notify();
   }
 
