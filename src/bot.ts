@@ -19,6 +19,7 @@ import { createReportService } from './reports/service.ts';
 import { createSlackApp, type SlackApp } from './slack/app.ts';
 import { createSlackJobChat } from './slack/chat.ts';
 import { registerListeners } from './slack/listeners/index.ts';
+import { recordThreadReplies } from './slack/listeners/thread-replies.ts';
 import { createSlackReportPoster } from './slack/report-poster.ts';
 import { openStore } from './store/open.ts';
 import type { Store } from './store/types.ts';
@@ -135,6 +136,7 @@ async function assemble(config: Config, opts: BotOptions, log: Logger, teardown:
   );
   const timeZone = config.digest.timeZone;
   registerListeners(slack.app, { jobs, store, reports, poster, log, inflight, timeZone });
+  slack.beforeAck(recordThreadReplies({ jobs }));
 
   await slack.start();
   const digestChannel = config.digest.channel;

@@ -41,26 +41,48 @@ export function createFollowUps(deps: FollowUpDeps) {
     return outcome;
   };
 
-  /** Handles a reply once, however often Slack delivers it (`eventKeys`). */
-  function receiveReply(reply: ThreadReply, eventKeys: string[]): Promise<FollowUpOutcome> {
-    return counted(receive(reply, eventKeys));
-  }
-
-  /** Sends a recorded follow-up, unless another process already took it on. */
-  function deliver(thread: JobThread, f: FollowUp): Promise<FollowUpOutcome> {
-    return counted(send(thread, f));
-  }
-
-  async function receive(reply: ThreadReply, eventKeys: string[]): Promise<FollowUpOutcome> {
+  /**
+   * Records a reply in a job thread before Slack is told it arrived (the ack): from then on
+   * it cannot be lost. Once per reply, however often Slack delivers it (`eventKeys`).
+   */
+  async function recordReply(reply: ThreadReply, eventKeys: string[]): Promise<void> {
     const thread = await store.findThread(reply.teamId, reply.channelId, reply.threadTs);
-    if (!thread) {
-      log.debug({ channelId: reply.channelId, threadTs: reply.threadTs }, 'reply.not_a_job_thread');
-      return 'ignored';
-    }
+    if (thread) await record(thread, reply, eventKeys);
+  }
+
+  /**
+   * After the ack: sends the reply recorded before it (or records it now, if it was not),
+   * unless it was handled already.
+   */
+  function deliverReply(reply: ThreadReply, eventKeys: string[]): Promise<FollowUpOutcome> {
+    return counted(
+      (async () => {
+        const thread = await store.findThread(reply.teamId, reply.channelId, reply.threadTs);
+        if (!thread) {
+          log.debug(
+            { channelId: reply.channelId, threadTs: reply.threadTs },
+            'reply.not_a_job_thread',
+          );
+          return 'ignored';
+        }
+        const f =
+          (await store.findFollowUp(replyKey(reply.channelId, reply.ts))) ??
+          (await record(thread, reply, eventKeys));
+        if (f?.state !== 'received') return 'duplicate';
+        return send(thread, f);
+      })(),
+    );
+  }
+
+  async function record(
+    thread: JobThread,
+    reply: ThreadReply,
+    eventKeys: string[],
+  ): Promise<FollowUp | undefined> {
     const followUp = await store.recordFollowUp(
       {
         threadId: thread.id,
-        replyKey: `${reply.channelId}:${reply.ts}`,
+        replyKey: replyKey(reply.channelId, reply.ts),
         replyTs: reply.ts,
         userId: reply.userId,
         text: reply.text.trim(),
@@ -68,11 +90,14 @@ export function createFollowUps(deps: FollowUpDeps) {
       eventKeys,
       now(),
     );
-    if (!followUp) {
+    if (!followUp)
       log.info({ channelId: reply.channelId, ts: reply.ts, eventKeys }, 'event.duplicate');
-      return 'duplicate';
-    }
-    return send(thread, followUp);
+    return followUp;
+  }
+
+  /** Sends a recorded follow-up (the recovery pass's way in), unless one already took it on. */
+  function deliver(thread: JobThread, f: FollowUp): Promise<FollowUpOutcome> {
+    return counted(send(thread, f));
   }
 
   async function send(thread: JobThread, f: FollowUp): Promise<FollowUpOutcome> {
@@ -160,8 +185,10 @@ export function createFollowUps(deps: FollowUpDeps) {
     return uncertain ? 'uncertain' : 'refused';
   }
 
-  return { receiveReply, deliver };
+  return { recordReply, deliverReply, deliver };
 }
+
+const replyKey = (channelId: string, ts: string) => `${channelId}:${ts}`;
 
 /** A follow-up may have reached the job: a new round, watched until seen active again. */
 export async function watchAgain(

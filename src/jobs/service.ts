@@ -146,7 +146,8 @@ export function createJobService(deps: JobServiceDeps) {
   const followUps = createFollowUps({ ...deps, log, now, deadlineMs, firstPoll, metrics });
   return {
     startJob,
-    receiveReply: followUps.receiveReply,
+    recordReply: followUps.recordReply,
+    deliverReply: followUps.deliverReply,
     deliver: followUps.deliver,
     /** When a job just started or fed is first polled. */
     firstPoll,

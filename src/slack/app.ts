@@ -5,6 +5,7 @@ import {
   type CustomRoute,
   HTTPReceiver,
   type Receiver,
+  type ReceiverEvent,
   SocketModeReceiver,
 } from '@slack/bolt';
 import type { WebClientOptions } from '@slack/web-api';
@@ -17,6 +18,12 @@ const EVENTS_PATH = '/slack/events';
 
 export interface SlackApp {
   app: App;
+  /**
+   * Runs `hook` on every incoming request body before Bolt handles it, and so before Slack
+   * is acknowledged (events are acked as soon as Bolt sees them): what it records survives a
+   * crash right after the ack. If it throws, the request is not acked and Slack retries.
+   */
+  beforeAck(hook: (body: unknown) => Promise<void>): void;
   start(): Promise<void>;
   /** Whether Slack can reach us: the socket is connected, or the HTTP server is listening. */
   connected(): boolean;
@@ -62,10 +69,13 @@ export function createSlackApp(opts: {
       ? socketIntake(slack.appToken, slack.apiUrl, port, customRoutes, logger)
       : httpIntake(slack.signingSecret ?? '', port, customRoutes, logger);
 
+  const hooks: ((body: unknown) => Promise<void>)[] = [];
   // Deferred so that a bad token or an unreachable Slack is a readable start-up error
   // rather than an unhandled rejection from inside the constructor.
   const app = new App({
-    receiver: intake.receiver,
+    receiver: runningFirst(intake.receiver, async (body) => {
+      for (const hook of hooks) await hook(body);
+    }),
     token: slack.botToken,
     logger,
     clientOptions,
@@ -75,6 +85,9 @@ export function createSlackApp(opts: {
   let started = false;
   return {
     app,
+    beforeAck: (hook) => {
+      hooks.push(hook);
+    },
     async start() {
       try {
         await app.init();
@@ -93,6 +106,25 @@ export function createSlackApp(opts: {
       started = false;
       await app.stop();
     },
+  };
+}
+
+/**
+ * The receiver, handing every event to `first` before the app sees it. Receivers only ever
+ * call the app's `processEvent`, so that is all the stand-in has to offer.
+ */
+function runningFirst(inner: Receiver, first: (body: unknown) => Promise<void>): Receiver {
+  return {
+    init(app: App) {
+      inner.init({
+        processEvent: async (event: ReceiverEvent) => {
+          await first(event.body);
+          return app.processEvent(event);
+        },
+      } as unknown as App);
+    },
+    start: (...args: unknown[]) => inner.start(...args),
+    stop: (...args: unknown[]) => inner.stop(...args),
   };
 }
 

@@ -21,7 +21,10 @@ const toFollowUp = (r: Row): FollowUp => ({
 /** Thread replies on their way to the agent: intent recorded first, outcome after. */
 export function followUpQueries(
   e: Engine,
-): Pick<Store, 'recordFollowUp' | 'moveFollowUp' | 'staleFollowUps' | 'followUpUncertain'> {
+): Pick<
+  Store,
+  'recordFollowUp' | 'findFollowUp' | 'moveFollowUp' | 'staleFollowUps' | 'followUpUncertain'
+> {
   const { db } = e;
   return {
     recordFollowUp(r: NewFollowUp, eventKeys: string[], now: number) {
@@ -52,6 +55,15 @@ export function followUpQueries(
           .executeTakeFirst();
         return row && toFollowUp(row);
       });
+    },
+
+    async findFollowUp(replyKey: string) {
+      const row = await db
+        .selectFrom('follow_ups')
+        .selectAll()
+        .where('reply_key', '=', replyKey)
+        .executeTakeFirst();
+      return row && toFollowUp(row);
     },
 
     async moveFollowUp(id: number, from: FollowUpState[], to: FollowUpState, now: number) {

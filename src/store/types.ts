@@ -209,6 +209,7 @@ export interface Store extends BudgetStore {
    * in the same transaction; undefined when the reply (or its event) was handled before.
    */
   recordFollowUp(r: NewFollowUp, eventKeys: string[], now: number): Promise<FollowUp | undefined>;
+  findFollowUp(replyKey: string): Promise<FollowUp | undefined>;
   /** Moves a follow-up from one of `from` to `to`; false if it was not in one of them. */
   moveFollowUp(id: number, from: FollowUpState[], to: FollowUpState, now: number): Promise<boolean>;
   /** Follow-ups in `state` not touched since `before`, oldest first. */

@@ -1,6 +1,7 @@
-import type { AllMiddlewareArgs, App, SlackEventMiddlewareArgs } from '@slack/bolt';
+import type { App } from '@slack/bolt';
 import { z } from 'zod';
 import type { Inflight } from '../../inflight.ts';
+import type { ThreadReply as Reply } from '../../jobs/follow-ups.ts';
 import type { JobService } from '../../jobs/service.ts';
 import type { Logger } from '../../log.ts';
 import { decodeSlackText } from '../../mrkdwn.ts';
@@ -20,7 +21,53 @@ const ThreadReply = z.object({
   channel: z.string().min(1),
 });
 
-const EventEnvelope = z.object({ event_id: z.string().optional(), team_id: z.string().optional() });
+const EventCallback = z.object({
+  type: z.literal('event_callback'),
+  event_id: z.string().optional(),
+  team_id: z.string().optional(),
+  event: z.unknown(),
+});
+
+/**
+ * A thread reply as the jobs feature sees it, and the Slack event keys it came under; undefined
+ * for any other event, and for a reply that is the thread's own root.
+ */
+function readReply(
+  body: unknown,
+  fallbackTeamId?: string,
+): { reply: Reply; eventKeys: string[] } | undefined {
+  const envelope = EventCallback.safeParse(body);
+  if (!envelope.success) return undefined;
+  const parsed = ThreadReply.safeParse(envelope.data.event);
+  if (!parsed.success || parsed.data.thread_ts === parsed.data.ts) return undefined;
+  const m = parsed.data;
+  const teamId = envelope.data.team_id || fallbackTeamId;
+  if (!teamId) return undefined;
+  const eventId = envelope.data.event_id;
+  return {
+    reply: {
+      teamId,
+      channelId: m.channel,
+      threadTs: m.thread_ts,
+      ts: m.ts,
+      userId: m.user,
+      text: decodeSlackText(m.text),
+    },
+    eventKeys: eventId ? [`event:${eventId}`] : [],
+  };
+}
+
+/**
+ * Runs before Bolt acknowledges an event: a reply in a job thread is recorded first, so that
+ * a crash right after the ack cannot lose it (Slack does not resend what was acked). If the
+ * write fails, the event is not acked and Slack delivers it again.
+ */
+export function recordThreadReplies(deps: { jobs: JobService }) {
+  return async (body: unknown): Promise<void> => {
+    const r = readReply(body);
+    if (r) await deps.jobs.recordReply(r.reply, r.eventKeys);
+  };
+}
 
 /** Replies in a job thread become follow-up messages, each handled once. */
 export function registerThreadReplies(
@@ -28,34 +75,10 @@ export function registerThreadReplies(
   deps: { jobs: JobService; log: Logger; inflight: Inflight },
 ): void {
   const log = deps.log.child({ component: 'thread-replies' });
-  async function onMessage({
-    event,
-    body,
-    context,
-  }: SlackEventMiddlewareArgs<'message'> & AllMiddlewareArgs): Promise<void> {
-    const reply = ThreadReply.safeParse(event);
-    if (!reply.success || reply.data.thread_ts === reply.data.ts) return;
-    const m = reply.data;
-    const envelope = EventEnvelope.safeParse(body);
-    const teamId = (envelope.success && envelope.data.team_id) || context.teamId;
-    if (!teamId) {
-      log.warn({ channelId: m.channel, ts: m.ts }, 'event.no_team');
-      return;
-    }
-    // Slack redelivers events it thinks we missed (X-Slack-Retry-Num) and may deliver the
-    // same message under two event ids: the reply is recorded once, durably, before acting.
-    const eventId = envelope.success ? envelope.data.event_id : undefined;
-    await deps.jobs.receiveReply(
-      {
-        teamId,
-        channelId: m.channel,
-        threadTs: m.thread_ts,
-        ts: m.ts,
-        userId: m.user,
-        text: decodeSlackText(m.text),
-      },
-      eventId ? [`event:${eventId}`] : [],
-    );
-  }
-  app.event('message', (args) => deps.inflight.track(onMessage(args)));
+  app.event('message', async ({ body, context }) => {
+    const r = readReply(body, context.teamId);
+    if (!r) return;
+    const outcome = await deps.inflight.track(deps.jobs.deliverReply(r.reply, r.eventKeys));
+    log.debug({ channelId: r.reply.channelId, ts: r.reply.ts, outcome }, 'reply.handled');
+  });
 }
