@@ -158,7 +158,7 @@ describe('thread replies', () => {
       body: { prompt: 'Also add a section on auth' },
     });
     await eventually(
-      () => h.slack.history(CHANNEL).find((m) => m.ts === ts)?.reactions.length,
+      () => (h.slack.history(CHANNEL).find((m) => m.ts === ts)?.reactions.length ?? 0) > 0,
       'reaction',
     );
     expect(h.slack.history(CHANNEL).find((m) => m.ts === ts)?.reactions[0]?.name).toBe('eyes');
