@@ -2,7 +2,14 @@ import type { ApiClient } from '../api/client.ts';
 import { ApiError } from '../api/errors.ts';
 import type { Job } from '../api/schemas.ts';
 import type { Logger } from '../log.ts';
-import type { FollowUp, JobSnapshot, JobThread, PollSchedule, Store } from '../store/types.ts';
+import type {
+  Announcement,
+  FollowUp,
+  JobSnapshot,
+  JobThread,
+  PollSchedule,
+  Store,
+} from '../store/types.ts';
 import { withDeadline } from './deadline.ts';
 import { describeFailure } from './failures.ts';
 import type { FollowUpOutcome, JobChat, JobMetrics } from './ports.ts';
@@ -168,27 +175,48 @@ export function createFollowUps(deps: FollowUpDeps) {
     const jobId = thread.jobId;
     if (!(err instanceof ApiError)) log.error({ err, jobId }, 'job.message_crashed');
     else log.warn({ err, jobId, kind: err.kind, applied: err.applied }, 'job.message_failed');
-    const uncertain = !(err instanceof ApiError) || err.applied === 'unknown';
-    if (uncertain) {
-      // It may have reached the agent: watch the job as a new round, so that whatever it
-      // does with the message is announced rather than missed.
+    if (err instanceof ApiError && err.applied === 'no') {
+      // Provably not sent: only the author needs to know, with what to do about it.
+      await store.moveFollowUp(f.id, ['sending'], 'refused', now());
+      await chat.tellUser({
+        channelId: thread.channelId,
+        userId: f.userId,
+        threadTs: thread.threadTs,
+        text: describeFailure(err, 'message'),
+      });
+      return 'refused';
+    }
+    // It may have reached the agent: the thread is told (everyone there may be waiting on
+    // it), and the job is watched as a new round, so whatever it does is announced.
+    const why = err instanceof ApiError ? err.message : 'an unexpected error';
+    if (
+      await store.followUpUncertain(f, uncertainNotice(f, `I could not confirm it: ${why}`), now())
+    ) {
       await watchAgain(store, thread, deps.firstPoll(), now());
       wake();
     }
-    await store.moveFollowUp(f.id, ['sending'], uncertain ? 'uncertain' : 'refused', now());
-    await chat.tellUser({
-      channelId: thread.channelId,
-      userId: f.userId,
-      threadTs: thread.threadTs,
-      text: describeFailure(err, 'message'),
-    });
-    return uncertain ? 'uncertain' : 'refused';
+    return 'uncertain';
   }
 
   return { recordReply, deliverReply, deliver };
 }
 
 const replyKey = (channelId: string, ts: string) => `${channelId}:${ts}`;
+
+/**
+ * The thread's notice that a reply may or may not have reached the agent; keyed by the
+ * reply, so it is posted once however the uncertainty came about.
+ */
+export function uncertainNotice(f: FollowUp, why: string): Announcement {
+  const line = f.text.replace(/\s+/g, ' ').trim();
+  const excerpt = line.length > 120 ? `${line.slice(0, 119)}…` : line;
+  return {
+    key: `reply:${f.replyKey}:uncertain`,
+    kind: 'notice',
+    prLink: null,
+    detail: `I cannot tell whether this reply reached the agent ("${excerpt}"): ${why}. Check the job before sending it again.`,
+  };
+}
 
 /** A follow-up may have reached the job: a new round, watched until seen active again. */
 export async function watchAgain(

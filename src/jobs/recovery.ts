@@ -1,6 +1,6 @@
 import type { Logger } from '../log.ts';
 import type { FollowUp, JobThread, PollSchedule, Store } from '../store/types.ts';
-import { watchAgain } from './follow-ups.ts';
+import { uncertainNotice, watchAgain } from './follow-ups.ts';
 import { type Loop, startLoop } from './loop.ts';
 import type { FollowUpOutcome, JobChat } from './ports.ts';
 import { PENDING_TS_PREFIX } from './service.ts';
@@ -114,21 +114,11 @@ export async function interruptedFollowUps(deps: RecoveryDeps, log: Logger): Pro
   for (const f of await store.staleFollowUps('sending', now() - deps.staleMs, BATCH)) {
     const thread = await store.getThread(f.threadId);
     if (!thread) continue;
-    const notice = {
-      key: `reply:${f.replyKey}:uncertain`,
-      kind: 'notice' as const,
-      prLink: null,
-      detail: `I was interrupted while passing a reply on to the agent ("${excerpt(f.text)}"), so I cannot tell whether it arrived. Check the job before sending it again.`,
-    };
+    const notice = uncertainNotice(f, 'I was interrupted (a restart) while passing it on');
     if (!(await store.followUpUncertain(f, notice, now()))) continue; // a replica did
     await watchAgain(store, thread, deps.firstPoll(), now());
     log.warn({ threadId: thread.id, followUpId: f.id, jobId: thread.jobId }, 'reply.uncertain');
     changed++;
   }
   return changed;
-}
-
-function excerpt(text: string): string {
-  const line = text.replace(/\s+/g, ' ').trim();
-  return line.length > 120 ? `${line.slice(0, 119)}…` : line;
 }

@@ -188,15 +188,18 @@ describe('thread replies', () => {
     await eventually(() => h.botReplies(root.ts).length === 1, 'first completion');
     h.api.inject('message', { status: 500, tookEffect: true });
     await h.reply(root.ts, 'Please also update the changelog');
-    const eph = await h.slack.waitFor((c) => c.method === 'chat.postEphemeral');
-    expect(String(eph.args.text)).toContain('may have been delivered');
+    // Everyone in the thread is told, once, that it may or may not have arrived.
+    const notice = await eventually(() => h.botReplies(root.ts)[1], 'the notice in the thread');
+    expect(notice.text).toMatch(/cannot tell whether this reply reached the agent.*answered 500/);
+    expect(notice.metadata?.event_payload).toMatchObject({ kind: 'notice' });
     expect(h.api.requestsTo('message')).toHaveLength(1); // not resent
     await eventually(
       () => h.api.requestsTo('get').length > 0 && h.api.jobs.get(job.id)?.status === 'active',
       'job active',
     );
     h.api.complete(job.id, 'https://github.com/acme/docs/pull/1');
-    await eventually(() => h.botReplies(root.ts).length === 2, 'the follow-up round announced');
+    await eventually(() => h.botReplies(root.ts).length === 3, 'the follow-up round announced');
+    expect(h.slack.callsTo('chat.postEphemeral')).toHaveLength(0);
   });
 
   it('ignores bot messages, edits, deletes, joins and replies outside job threads', async () => {

@@ -84,7 +84,8 @@ describe('recovery after a crash', () => {
     expect(notice.metadata?.event_payload).toMatchObject({
       key: `reply:${followUp.replyKey}:uncertain`,
     });
-    expect(notice.text).toContain('cannot tell whether it arrived');
+    expect(notice.text).toContain('cannot tell whether this reply reached the agent');
+    expect(notice.text).toContain('interrupted');
     expect(notice.text).toContain('&lt;b&gt;tabs&lt;/b&gt; &amp; spaces'); // escaped
     // The job is watched again, in case the message did reach it.
     await eventually(() => h.api.requestsTo('get').length > polls, 'a poll');
