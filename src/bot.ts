@@ -40,6 +40,7 @@ export interface BotOptions {
   channelGapMs?: number;
   followUpGraceMs?: number;
   troubleAfterMs?: number;
+  pendingRootMs?: number;
   digest?: { staleClaimMs?: number; retryMs?: number };
   /** Tests keep a handle on the store this way (to take the database away from a running bot). */
   openStore?: (databaseUrl: string, log: Logger) => Promise<Store>;
@@ -123,7 +124,7 @@ async function assemble(config: Config, opts: BotOptions, log: Logger, teardown:
     wake,
     metrics,
   });
-  startRecoveryLoop({ config, log, teardown, store, chat, jobs, wake });
+  startRecoveryLoop({ config, log, teardown, store, chat, jobs, wake, opts });
   const reports = createReportService({
     api,
     store,
@@ -297,8 +298,9 @@ function startRecoveryLoop(deps: {
   chat: JobChat;
   jobs: JobService;
   wake: () => void;
+  opts: BotOptions;
 }): void {
-  const { jobs } = deps;
+  const { jobs, opts } = deps;
   const recovery = startRecovery({
     store: deps.store,
     chat: deps.chat,
@@ -307,6 +309,7 @@ function startRecoveryLoop(deps: {
     staleMs: deps.config.leaseMs,
     firstPoll: jobs.firstPoll,
     wake: deps.wake,
+    ...(opts.pendingRootMs === undefined ? {} : { pendingRootMs: opts.pendingRootMs }),
   });
   deps.teardown.add('recovery', () => recovery.stop());
 }

@@ -13,6 +13,11 @@ export interface RecoveryDeps {
   log: Logger;
   /** Work still in progress after this long (LEASE_MS) was cut off by a crash. */
   staleMs: number;
+  /**
+   * A root whose ts was not recorded is looked for only after this long: a root post still
+   * in flight (Slack calls time out after 15 s) must not be given up for lost. Default 2 min.
+   */
+  pendingRootMs?: number;
   firstPoll: () => PollSchedule;
   /** Wake the poller and the notifier after a change. */
   wake: () => void;
@@ -20,10 +25,6 @@ export interface RecoveryDeps {
 }
 
 const BATCH = 50;
-/**
- * A root whose ts was not recorded is looked for only after this long: a root post still in
- * flight (Slack calls time out after 15 s) must not be given up for lost.
- */
 const PENDING_ROOT_MS = 2 * 60_000;
 
 export const INTERRUPTED_START =
@@ -77,7 +78,7 @@ export async function interruptedStarts(deps: RecoveryDeps, log: Logger): Promis
       settled++;
       continue;
     }
-    if (now() - t.createdAt < PENDING_ROOT_MS) continue;
+    if (now() - t.createdAt < (deps.pendingRootMs ?? PENDING_ROOT_MS)) continue;
     const marker = t.threadTs.slice(PENDING_TS_PREFIX.length);
     const ts = await deps.chat.findRoot(t.channelId, marker, t.createdAt - 60_000);
     if (ts === null) {

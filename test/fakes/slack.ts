@@ -41,7 +41,8 @@ export interface RecordedResponse {
 export type Fault =
   | { error: string }
   | { status: 429; retryAfterSec: number }
-  | { status: 500 | 503 };
+  /** `tookEffect`: Slack did the work and the answer was lost on the way (a gateway 5xx). */
+  | { status: 500 | 503; tookEffect?: boolean };
 export interface Reaction {
   name: string;
   users: string[];
@@ -289,11 +290,11 @@ export class FakeSlack {
     const token = bearer ?? str(args.token);
     delete args.token; // never keep secrets in recordings/dumps
     const handler = this.handlers.get(method);
-    const answer = this.takeFault(method) ?? {
-      status: 200,
-      body: handler ? (authError(method, token) ?? handler(args)) : fail('unknown_method'),
-    };
-    this.answer(res, method, args, answer);
+    const work = () =>
+      handler ? (authError(method, token) ?? handler(args)) : fail('unknown_method');
+    const fault = this.takeFault(method);
+    if (fault?.tookEffect) work();
+    this.answer(res, method, args, fault?.answer ?? { status: 200, body: work() });
   }
 
   private uploadBytes(id: string, req: IncomingMessage, body: Buffer, res: ServerResponse): void {
@@ -302,7 +303,7 @@ export class FakeSlack {
     // WebClient posts a multipart form with one file part; curl-style clients post raw bytes.
     const parts = type.startsWith('multipart/form-data') ? multipart(body, type) : [];
     const bytes = (parts.find((p) => p.filename !== undefined) ?? parts[0])?.data ?? body;
-    const answer = this.takeFault('upload_url') ?? {
+    const answer = this.takeFault('upload_url')?.answer ?? {
       status: pending ? 200 : 404,
       body: pending ? `OK - ${bytes.length}` : 'invalid upload url',
     };
@@ -328,7 +329,7 @@ export class FakeSlack {
     const uses = this.responseUses.get(id);
     // Slack: a response_url takes at most 5 posts, JSON with something to show.
     const answer: Answer =
-      this.takeFault('response_url') ??
+      this.takeFault('response_url')?.answer ??
       (uses === undefined
         ? { status: 404, body: 'expired_url' }
         : uses >= 5
@@ -357,21 +358,19 @@ export class FakeSlack {
     return { at: Date.now(), seq: ++this.seq };
   }
 
-  private takeFault(method: string): Answer | undefined {
+  private takeFault(method: string): { answer: Answer; tookEffect: boolean } | undefined {
     const i = this.faults.findIndex((f) => f.method === method);
     const entry = this.faults[i];
     if (!entry) return undefined;
     if (--entry.remaining <= 0) this.faults.splice(i, 1);
     const f = entry.fault;
-    if ('error' in f) return { status: 200, body: fail(f.error) };
+    if ('error' in f) return { answer: { status: 200, body: fail(f.error) }, tookEffect: false };
     if (f.status === 429) {
       const headers = { 'retry-after': String(f.retryAfterSec) };
-      return { status: 429, body: fail('ratelimited'), headers };
+      return { answer: { status: 429, body: fail('ratelimited'), headers }, tookEffect: false };
     }
-    return {
-      status: f.status,
-      body: f.status === 503 ? 'Service Unavailable' : 'Internal Server Error',
-    };
+    const body = f.status === 503 ? 'Service Unavailable' : 'Internal Server Error';
+    return { answer: { status: f.status, body }, tookEffect: f.tookEffect === true };
   }
 
   // ---- state ---------------------------------------------------------------------------------

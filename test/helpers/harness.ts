@@ -125,7 +125,9 @@ export class Harness {
   }
 
   /** `apiRetry` is merged over the harness's fast defaults. */
-  async start(extra: Pick<BotOptions, 'digest' | 'apiRetry'> = {}): Promise<void> {
+  async start(
+    extra: Pick<BotOptions, 'digest' | 'apiRetry' | 'pendingRootMs'> = {},
+  ): Promise<void> {
     this.bot = await this.#startBot(this.env, this.logChunks, extra, (store) => {
       this.botStore = store;
     });
@@ -147,7 +149,7 @@ export class Harness {
   async #startBot(
     env: Record<string, string>,
     chunks: string[],
-    extra: Pick<BotOptions, 'digest' | 'apiRetry'>,
+    extra: Pick<BotOptions, 'digest' | 'apiRetry' | 'pendingRootMs'>,
     onStore: (store: Store) => void = () => {},
   ): Promise<Bot> {
     const r = loadConfig(env);

@@ -145,6 +145,25 @@ describe('recovery after a crash', () => {
     }
   });
 
+  it('marks a root whose post Slack did not confirm as not started, without a create', async () => {
+    await h.start({ pendingRootMs: 300 });
+    // Slack posts the root, but its answer is lost on the way (a gateway's 500).
+    h.slack.failNext('chat.postMessage', { status: 500, tookEffect: true });
+    const ack = await h.command('Add a quickstart');
+    const told = await h.slack.waitForResponse();
+    expect(JSON.stringify(told.body)).toContain('Slack did not confirm my message');
+    const root = await eventually(() => h.roots()[0], 'the root Slack did post');
+    expect(ack.status).toBe(200);
+    await eventually(
+      () => h.slack.callsTo('chat.update').some((c) => c.args.ts === root.ts),
+      'the root settled',
+      5_000,
+    );
+    const shown = JSON.stringify(h.slack.history(CHANNEL).find((m) => m.ts === root.ts)?.blocks);
+    expect(shown).toContain(START_NOT_SENT.slice(0, 40));
+    expect(h.api.requestsTo('create')).toHaveLength(0);
+  });
+
   it('says in the thread, once, when the job cannot be checked on, and keeps watching', async () => {
     await h.start();
     await h.command('Add a quickstart');
