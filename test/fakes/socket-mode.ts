@@ -38,6 +38,7 @@ export class FakeSocketMode {
   private readonly tickets = new Set<string>();
   private readonly pending = new Map<string, { sentAt: number; done: (a: Ack) => void }>();
   private readonly onConnect = new Set<() => void>();
+  private turn = -1;
   private readonly timers = new Set<NodeJS.Timeout>();
 
   private constructor(pingIntervalMs: number) {
@@ -79,7 +80,7 @@ export class FakeSocketMode {
   /** Resolves once a connection is open and not asked to go away. */
   waitForConnection(timeoutMs = 5000): Promise<void> {
     return new Promise((resolve, reject) => {
-      if (this.active()) return resolve();
+      if (this.openConnections() > 0) return resolve();
       const check = () => {
         clearTimeout(timer);
         this.onConnect.delete(check);
@@ -206,8 +207,20 @@ export class FakeSocketMode {
     pending?.done(ack);
   }
 
+  /**
+   * The connection the next envelope goes to. Slack spreads an app's envelopes over all of
+   * its open connections (up to 10, e.g. one per replica); here they take turns.
+   */
   private active(): WebSocket | undefined {
-    return this.live.findLast((ws) => ws.readyState === ws.OPEN && !this.draining.has(ws));
+    const open = this.live.filter((ws) => ws.readyState === ws.OPEN && !this.draining.has(ws));
+    if (open.length === 0) return undefined;
+    this.turn = (this.turn + 1) % open.length;
+    return open[this.turn];
+  }
+
+  /** Open connections envelopes can go to (one per connected client). */
+  openConnections(): number {
+    return this.live.filter((ws) => ws.readyState === ws.OPEN && !this.draining.has(ws)).length;
   }
 
   private after(ms: number, fn: () => void): void {

@@ -12,7 +12,7 @@ import { ApiEmulator } from '../fakes/api-emulator.ts';
 import { FakeSlack, type StoredMessage } from '../fakes/slack.ts';
 import { FakeSocketMode } from '../fakes/socket-mode.ts';
 import { memoryLogger } from './log.ts';
-import { freePort } from './net.ts';
+import { eventually, freePort } from './net.ts';
 import { createTestDatabase, type TestDatabase } from './postgres.ts';
 import {
   eventCallback,
@@ -135,14 +135,18 @@ export class Harness {
   }
 
   /**
-   * Another replica on the same database and fakes, serving HTTP on its own port; its log
-   * lines go to `chunks`. Returns where to send it signed requests.
+   * Another replica on the same database and fakes, serving HTTP on its own port (or with
+   * its own Socket Mode connection); its log lines go to `chunks`. Returns where to send it
+   * signed requests (HTTP mode).
    */
   async startReplica(chunks: string[] = []): Promise<{ bot: Bot; eventsUrl: string }> {
-    if (this.socket) throw new Error('Harness: replicas are HTTP only');
     const port = String(await freePort());
+    const before = this.socket?.openConnections() ?? 0;
     const bot = await this.#startBot({ ...this.env, PORT: port }, chunks, {});
     this.replicas.push(bot);
+    // In Socket Mode the replica opens a connection of its own, as Slack allows.
+    if (this.socket)
+      await eventually(() => (this.socket?.openConnections() ?? 0) > before, 'its connection');
     return { bot, eventsUrl: `http://127.0.0.1:${port}/slack/events` };
   }
 
