@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely';
 import type { Engine } from './engine.ts';
 import { claimThreads } from './leases.ts';
-import { type Database, num } from './schema.ts';
+import { type Database, num, updatedOne } from './schema.ts';
 import type { Announcement, Lease, Store } from './types.ts';
 
 /** Puts an announcement into the outbox, once per key, inside the caller's transaction. */
@@ -99,7 +99,7 @@ export function announcementQueries(
         .where('attempts', '=', seen)
         .where('sent_at', 'is', null)
         .executeTakeFirst();
-      return Number(r.numUpdatedRows) === 1;
+      return updatedOne(r);
     },
 
     async markAnnouncementSent(id: number, attempt: number, now: number) {
@@ -109,7 +109,7 @@ export function announcementQueries(
         .where('id', '=', id)
         .where('attempts', '=', attempt)
         .executeTakeFirst();
-      return Number(r.numUpdatedRows) === 1;
+      return updatedOne(r);
     },
 
     async markAnnouncementRetry(id: number, attempt: number, nextAttemptAt: number, error: string) {
@@ -120,7 +120,7 @@ export function announcementQueries(
         .where('attempts', '=', attempt)
         .where('sent_at', 'is', null)
         .executeTakeFirst();
-      return Number(r.numUpdatedRows) === 1;
+      return updatedOne(r);
     },
 
     async outboxDepth() {

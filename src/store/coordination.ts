@@ -1,5 +1,5 @@
 import type { Engine } from './engine.ts';
-import { num } from './schema.ts';
+import { num, updatedOne } from './schema.ts';
 import type { Counts, DigestClaim, Store } from './types.ts';
 
 /**
@@ -150,7 +150,7 @@ export function coordinationQueries(
         .where('owner', '=', owner)
         .where('posted_at', 'is', null)
         .executeTakeFirst();
-      return Number(r.numUpdatedRows) === 1;
+      return updatedOne(r);
     },
 
     async markDigestPosted(channelId: string, periodKey: string, owner: string, now: number) {
@@ -159,7 +159,7 @@ export function coordinationQueries(
         .where('owner', '=', owner)
         .where('posted_at', 'is', null)
         .executeTakeFirst();
-      return Number(r.numUpdatedRows) === 1;
+      return updatedOne(r);
     },
   };
 }

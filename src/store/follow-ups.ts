@@ -1,7 +1,7 @@
 import type { Selectable } from 'kysely';
 import { enqueue } from './announcements.ts';
 import type { Engine } from './engine.ts';
-import { type Database, num } from './schema.ts';
+import { type Database, num, updatedOne } from './schema.ts';
 import type { Announcement, FollowUp, FollowUpState, NewFollowUp, Store } from './types.ts';
 
 type Row = Selectable<Database['follow_ups']>;
@@ -73,7 +73,7 @@ export function followUpQueries(
         .where('id', '=', id)
         .where('state', 'in', from)
         .executeTakeFirst();
-      return Number(r.numUpdatedRows) === 1;
+      return updatedOne(r);
     },
 
     async staleFollowUps(state: FollowUpState, before: number, limit: number) {
@@ -96,7 +96,7 @@ export function followUpQueries(
           .where('id', '=', f.id)
           .where('state', '=', 'sending')
           .executeTakeFirst();
-        if (Number(moved.numUpdatedRows) !== 1) return false;
+        if (!updatedOne(moved)) return false;
         await enqueue(tx, f.threadId, notice, now);
         return true;
       });

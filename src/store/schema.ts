@@ -87,6 +87,10 @@ export interface Database {
 
 export type ThreadRow = Selectable<Database['job_threads']>;
 
+/** A conditional update (compare-and-set, fenced mark) took effect: it matched its one row. */
+export const updatedOne = (r: { numUpdatedRows: bigint }): boolean =>
+  Number(r.numUpdatedRows) === 1;
+
 // Some drivers hand back BIGINT as a string; every number we store fits a double.
 export const num = (v: number | string): number => Number(v);
 const numOrNull = (v: number | string | null): number | null => (v === null ? null : Number(v));

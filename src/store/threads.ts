@@ -1,5 +1,5 @@
 import type { Engine } from './engine.ts';
-import { snapshotColumns, toThread } from './schema.ts';
+import { snapshotColumns, toThread, updatedOne } from './schema.ts';
 import type { JobSnapshot, NewThread, PollSchedule, Store } from './types.ts';
 
 /** The thread ↔ job mapping: one row per job thread, keyed by (team, channel, thread ts). */
@@ -106,7 +106,7 @@ export function threadQueries(
         .where('id', '=', threadId)
         .where('status', '=', 'starting')
         .executeTakeFirst();
-      return Number(r.numUpdatedRows) === 1;
+      return updatedOne(r);
     },
 
     async forgetStart(threadId: number) {
