@@ -133,8 +133,10 @@ export function startNotifier(deps: NotifierDeps): Loop {
   }
 
   async function pass(): Promise<number | null> {
-    const a = await updateRoots();
+    // Announcements first: under a backlog, the PR link is what people wait for, and root
+    // edits (which keep coming while jobs change) must not keep it waiting.
     const b = await postAnnouncements();
+    const a = await updateRoots();
     const next = [a, b].filter((x): x is number => x !== null);
     return next.length ? Math.min(...next) : null;
   }

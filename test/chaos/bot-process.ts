@@ -1,5 +1,6 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { appendFileSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 export type LogLine = Record<string, unknown> & { msg?: string; time?: number };
@@ -134,6 +135,9 @@ export class BotProcess {
       this.#buffer = this.#buffer.slice(nl + 1);
       nl = this.#buffer.indexOf('\n');
       if (!raw.trim()) continue;
+      // CHAOS_LOG_DIR keeps every line of every bot, for looking into a violation.
+      if (process.env.CHAOS_LOG_DIR)
+        appendFileSync(join(process.env.CHAOS_LOG_DIR, `${this.name}-${this.pid}.log`), `${raw}\n`);
       this.#keep(raw);
       let line: LogLine;
       try {

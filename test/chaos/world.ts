@@ -405,7 +405,9 @@ export class ChaosWorld {
    * duplicate would show up) or the time is up.
    */
   async settle(timeoutMs: number, stallMs = STALL_MS): Promise<string[]> {
-    const deadline = Date.now() + timeoutMs;
+    // Slack allows about one message a second per channel and each outstanding item may
+    // need two (the root's update, the announcement): a backlog is given that much longer.
+    const deadline = Date.now() + timeoutMs + this.outstanding().length * 2_000;
     let left: string[] = [];
     // What is stuck stays stuck: stop waiting once nothing has moved for a while.
     let last = '';
@@ -426,7 +428,7 @@ export class ChaosWorld {
       await sleep(150);
     }
     const why =
-      Date.now() >= deadline ? `${timeoutMs} ms passed` : `nothing moved for ${stallMs} ms`;
+      Date.now() >= deadline ? 'the time allowed passed' : `nothing moved for ${stallMs} ms`;
     this.out(
       `chaos: not settled (${why}); ${left.length} outstanding, e.g. ${left.slice(0, 3).join('; ')}`,
     );
