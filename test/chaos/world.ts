@@ -179,12 +179,16 @@ export class ChaosWorld {
   async startBot(name = 'a', o: { later?: boolean } = {}): Promise<BotProcess> {
     const old = this.bots.get(name);
     if (old?.alive) throw new Error(`bot ${name} is still running`);
+    // Time moves on only while no other bot runs: replicas share one clock (NTP-synced
+    // hosts), and the bot compares leases on its own clock, so a restarted replica an hour
+    // ahead of a live one would take over the live one's leases.
+    const alone = ![...this.bots.values()].some((b) => b !== old && b.alive);
     const uses = this.agentUses();
-    if (uses - this.#usesAtOffset > AGENT_BUDGET - 30) {
+    if (alone && uses - this.#usesAtOffset > AGENT_BUDGET - 30) {
       this.clockOffsetMs += HOUR_MS + 60_000;
       this.#usesAtOffset = uses;
     }
-    if (o.later) this.clockOffsetMs += LATER_MS;
+    if (alone && o.later) this.clockOffsetMs += LATER_MS;
     let port = this.#ports.get(name);
     if (port === undefined) {
       port = await freePort();
