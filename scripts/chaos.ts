@@ -13,6 +13,16 @@
  */
 import { parseArgs } from 'node:util';
 import { runChaos } from '../test/chaos/run.ts';
+import { ChaosWorld } from '../test/chaos/world.ts';
+
+// Ctrl-C: stop the bots and drop the run's database rather than leave them behind.
+for (const signal of ['SIGINT', 'SIGTERM'] as const)
+  process.once(signal, () => {
+    process.stderr.write(`chaos: ${signal}, cleaning up\n`);
+    void Promise.allSettled([...ChaosWorld.open].map((w) => w.close())).then(() =>
+      process.exit(130),
+    );
+  });
 
 const { values } = parseArgs({
   options: {

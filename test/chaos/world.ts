@@ -80,6 +80,8 @@ export interface WorldOptions {
  * service received, never the bot's own account of it.
  */
 export class ChaosWorld {
+  /** Worlds not closed yet: an interrupted `npm run chaos` closes them (bots, database). */
+  static readonly open = new Set<ChaosWorld>();
   readonly engine: Engine;
   readonly rng: Prng;
   readonly slack: FakeSlack;
@@ -146,7 +148,7 @@ export class ChaosWorld {
       ...o.env,
     };
     const out = o.out ?? ((line: string) => process.stdout.write(`${line}\n`));
-    return new ChaosWorld({
+    const world = new ChaosWorld({
       engine: o.engine,
       rng: new Prng(o.seed),
       slack,
@@ -156,6 +158,8 @@ export class ChaosWorld {
       dir,
       out,
     });
+    ChaosWorld.open.add(world);
+    return world;
   }
 
   get seed(): number {
@@ -627,6 +631,7 @@ export class ChaosWorld {
   }
 
   async close(): Promise<void> {
+    ChaosWorld.open.delete(this);
     for (const b of this.liveBots()) await b.kill9();
     await this.slack.close();
     await this.api.close();
