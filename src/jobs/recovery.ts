@@ -15,7 +15,8 @@ export interface RecoveryDeps {
   staleMs: number;
   /**
    * A root whose ts was not recorded is looked for only after this long: a root post still
-   * in flight (Slack calls time out after 15 s) must not be given up for lost. Default 2 min.
+   * in flight must not be given up for lost. Default: the Slack client's 15 s timeout
+   * (src/slack/app.ts) and a margin, or the lease if that is longer.
    */
   pendingRootMs?: number;
   firstPoll: () => PollSchedule;
@@ -25,7 +26,7 @@ export interface RecoveryDeps {
 }
 
 const BATCH = 50;
-const PENDING_ROOT_MS = 2 * 60_000;
+const PENDING_ROOT_MS = 20_000;
 
 export const INTERRUPTED_START =
   'I was interrupted while starting this job (a restart or a storage error), so I cannot tell whether it started. Check your pull requests before running `/agent` again.';
@@ -78,7 +79,8 @@ export async function interruptedStarts(deps: RecoveryDeps, log: Logger): Promis
       settled++;
       continue;
     }
-    if (now() - t.createdAt < (deps.pendingRootMs ?? PENDING_ROOT_MS)) continue;
+    if (now() - t.createdAt < (deps.pendingRootMs ?? Math.max(PENDING_ROOT_MS, deps.staleMs)))
+      continue;
     const marker = t.threadTs.slice(PENDING_TS_PREFIX.length);
     const ts = await deps.chat.findRoot(t.channelId, marker, t.createdAt - 60_000);
     if (ts === null) {
