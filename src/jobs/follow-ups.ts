@@ -115,11 +115,12 @@ export function createFollowUps(deps: FollowUpDeps) {
         threadTs: thread.threadTs,
         text,
       });
-    const refuse = async (why: string, text: string) => {
+    const refuse = async (why: string, text: string): Promise<FollowUpOutcome> => {
+      // Conditional, like the send below: a redelivery racing this one tells nobody twice.
+      if (!(await store.moveFollowUp(f.id, ['received'], 'refused', now()))) return 'duplicate';
       log.info({ threadId: thread.id, status: thread.status, why }, 'reply.refused');
-      await store.moveFollowUp(f.id, ['received'], 'refused', now());
       await tell(text);
-      return 'refused' as const;
+      return 'refused';
     };
     if (!f.text)
       return refuse(
