@@ -6,10 +6,8 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { GCProfiler } from 'node:v8';
 import { ApiClient } from '../src/api/client.ts';
 import type { PageRow } from '../src/api/schemas.ts';
-import { createLogger, type Logger } from '../src/log.ts';
 import { DEFAULT_MOVERS, dedupeAndSort, movers, totalsChange } from '../src/reports/aggregate.ts';
 import { renderVisitorsChart } from '../src/reports/chart.ts';
 import { pagesCsv } from '../src/reports/csv.ts';
@@ -25,93 +23,13 @@ import { createReportService, type Report } from '../src/reports/service.ts';
 import { reportMessage } from '../src/slack/report-blocks.ts';
 import { openSqliteStore } from '../src/store/sqlite.ts';
 import { ApiEmulator } from '../test/fakes/api-emulator.ts';
+import { type BenchResult, log, MB, median, silentLogger, startMemoryProbe } from './measure.ts';
 
-export interface BenchResult {
-  name: string;
-  /** Wall time of each measured run, in order. */
-  runsMs: number[];
-  /** Largest rise over the post-GC baseline seen in any measured run. */
-  peakRssMb: number;
-  peakHeapMb: number;
-  notes: string[];
-  /** Named numbers for the summary's ratios and per-step lines. */
-  stats: Record<string, number>;
-}
-
-const MB = 1024 * 1024;
 const PATHS = 50_000;
 /** Thursday 2026-11-19 12:00 UTC: the default range is the 7 closed days before it. */
 const NOW = Date.UTC(2026, 10, 19, 12);
 const TIME_ZONE = 'UTC';
 const TITLE = 'Docs traffic';
-
-// ---- measuring ----
-
-export function median(xs: readonly number[]): number {
-  const s = [...xs].sort((a, b) => a - b);
-  const mid = Math.floor(s.length / 2);
-  return s.length % 2 ? s[mid]! : (s[mid - 1]! + s[mid]!) / 2;
-}
-
-function collectGarbage(): void {
-  if (!globalThis.gc) throw new Error('Run with node --expose-gc (npm run bench does).');
-  globalThis.gc();
-}
-
-export interface MemoryPeak {
-  /** MB above the baseline. */
-  rss: number;
-  heap: number;
-  gcCount: number;
-  gcMs: number;
-}
-
-/**
- * Peak rss and heapUsed above a baseline taken right after a full GC. A timer samples every
- * 5 ms while the event loop is free; synchronous code never yields to it, so such code calls
- * `sample()` at its own checkpoints. The heap used just before each GC (v8 GCProfiler) is
- * counted too, which catches transient garbage inside synchronous code; rss has no such
- * hook, so native allocations between checkpoints can be missed.
- */
-export function startMemoryProbe(): { sample: () => void; stop: () => MemoryPeak } {
-  collectGarbage();
-  const base = process.memoryUsage();
-  let rss = base.rss;
-  let heap = base.heapUsed;
-  const sample = () => {
-    const m = process.memoryUsage();
-    if (m.rss > rss) rss = m.rss;
-    if (m.heapUsed > heap) heap = m.heapUsed;
-  };
-  const gcs = new GCProfiler();
-  gcs.start();
-  const timer = setInterval(sample, 5);
-  return {
-    sample,
-    stop: () => {
-      clearInterval(timer);
-      sample();
-      const { statistics } = gcs.stop();
-      let gcMicros = 0;
-      for (const g of statistics) {
-        heap = Math.max(heap, g.beforeGC.heapStatistics.usedHeapSize);
-        gcMicros += g.cost;
-      }
-      return {
-        rss: (rss - base.rss) / MB,
-        heap: (heap - base.heapUsed) / MB,
-        gcCount: statistics.length,
-        gcMs: gcMicros / 1000,
-      };
-    },
-  };
-}
-
-function silentLogger(): Logger {
-  return createLogger({ level: 'silent', secrets: [], destination: { write: () => {} } });
-}
-
-const log = (line: string) => process.stderr.write(`  ${line}\n`);
 
 // ---- 1. end to end ----
 

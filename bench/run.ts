@@ -2,22 +2,31 @@
  * `npm run bench`: runs every benchmark, each in a fresh child process (so one benchmark's
  * heap growth is not another's baseline), then prints a summary table and ratios.
  *
- * `node --expose-gc bench/run.ts --only <name>` runs one benchmark in this process.
+ * `npm run bench -- --quick` runs a smaller version of each (under a minute in all);
+ * `npm run bench -- --only <name>` runs one benchmark in this process.
  */
 import { fork } from 'node:child_process';
+import { availableParallelism } from 'node:os';
 import { fileURLToPath } from 'node:url';
-import { type BenchResult, benchAggregate, benchEndToEnd, median } from './report.ts';
+import { type BenchOptions, type BenchResult, median } from './measure.ts';
+import { benchAggregate, benchEndToEnd } from './report.ts';
 
-const BENCHES: Record<string, () => Promise<BenchResult>> = {
-  'report.end-to-end': () => benchEndToEnd(),
-  'report.aggregate': () => benchAggregate(),
+const BENCHES: Record<string, (o: BenchOptions) => Promise<BenchResult>> = {
+  'report.end-to-end': (o) => benchEndToEnd(o.quick ? 1 : 3),
+  'report.aggregate': (o) => benchAggregate(o.quick ? 2 : 5),
 };
+
+const quick = process.argv.includes('--quick');
 
 function runInChild(name: string): Promise<BenchResult> {
   return new Promise((resolve, reject) => {
-    const child = fork(fileURLToPath(import.meta.url), ['--only', name], {
-      execArgv: [...process.execArgv.filter((a) => a !== '--expose-gc'), '--expose-gc'],
-    });
+    const child = fork(
+      fileURLToPath(import.meta.url),
+      ['--only', name, ...(quick ? ['--quick'] : [])],
+      {
+        execArgv: [...process.execArgv.filter((a) => a !== '--expose-gc'), '--expose-gc'],
+      },
+    );
     let result: BenchResult | undefined;
     child.on('message', (m) => {
       result = m as BenchResult;
@@ -43,6 +52,10 @@ function table(rows: string[][]): string {
   return [line(rows[0]!), rule, ...rows.slice(1).map(line)].join('\n');
 }
 
+function fmt(x: number): string {
+  return Math.abs(x) >= 100 ? x.toFixed(0) : Math.abs(x) >= 10 ? x.toFixed(1) : x.toFixed(2);
+}
+
 function summary(results: BenchResult[]): string {
   const head = ['name', 'median ms', 'min/max ms', 'peak rss Δ MB', 'peak heap Δ MB', 'notes'];
   const body: string[][] = [];
@@ -59,6 +72,25 @@ function summary(results: BenchResult[]): string {
     for (const note of rest) body.push(['', '', '', '', '', note]);
   }
   const out = [table([head, ...body])];
+
+  // Benchmarks that measure named figures over several runs: min / median / max of each.
+  const measured = results.filter((r) => r.metrics?.length);
+  if (measured.length) {
+    const mHead = ['benchmark', 'figure', 'min', 'median', 'max', 'unit', 'target'];
+    const mBody: string[][] = [];
+    for (const r of measured)
+      for (const m of r.metrics ?? [])
+        mBody.push([
+          r.name,
+          m.name,
+          fmt(Math.min(...m.runs)),
+          fmt(median(m.runs)),
+          fmt(Math.max(...m.runs)),
+          m.unit,
+          m.target ?? '',
+        ]);
+    out.push('', table([mHead, ...mBody]));
+  }
 
   const e2e = results.find((r) => r.name === 'report.end-to-end');
   const agg = results.find((r) => r.name === 'report.aggregate');
@@ -100,7 +132,7 @@ if (onlyAt >= 0) {
   const bench = BENCHES[name];
   if (!bench)
     throw new Error(`unknown benchmark ${name}; known: ${Object.keys(BENCHES).join(', ')}`);
-  const result = await bench();
+  const result = await bench({ quick });
   if (process.send) process.send(result, () => process.disconnect());
   else console.log(summary([result]));
 } else {
@@ -112,7 +144,8 @@ if (onlyAt >= 0) {
   }
   console.log(`\n${summary(results)}`);
   console.log(
-    `\nnode ${process.version}, ${process.platform}/${process.arch}; ` +
+    `\nnode ${process.version}, ${process.platform}/${process.arch}, ${availableParallelism()} cores` +
+      `${quick ? ' (--quick)' : ''}; ` +
       `whole run ${((performance.now() - started) / 1000).toFixed(1)} s`,
   );
 }

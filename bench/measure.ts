@@ -1,0 +1,109 @@
+/**
+ * What every benchmark shares: the result shape the runner prints, percentiles, and a
+ * memory probe. Nothing here asserts a time.
+ */
+import { GCProfiler } from 'node:v8';
+import { createLogger, type Logger } from '../src/log.ts';
+
+export interface BenchOptions {
+  /** A smaller version of the benchmark: all of them together in under a minute. */
+  quick: boolean;
+}
+
+/** A figure measured once per run; the summary prints its min / median / max. */
+export interface Metric {
+  name: string;
+  unit: string;
+  runs: number[];
+  /** The target it is held to, as text (`≤ 1.5×`, `< 150 MB`); printed, never asserted. */
+  target?: string;
+}
+
+export interface BenchResult {
+  name: string;
+  /** Wall time of each measured run, in order. */
+  runsMs: number[];
+  /** Largest rise over the post-GC baseline seen in any measured run. */
+  peakRssMb: number;
+  peakHeapMb: number;
+  notes: string[];
+  /** Named numbers for the summary's ratios and per-step lines. */
+  stats: Record<string, number>;
+  /** Figures measured over several runs, printed as min / median / max. */
+  metrics?: Metric[];
+}
+
+/** The p-th percentile (0–100) of `xs`, nearest rank. */
+export function percentile(xs: readonly number[], p: number): number {
+  if (xs.length === 0) return Number.NaN;
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.max(0, Math.ceil((p / 100) * s.length) - 1))]!;
+}
+
+export const MB = 1024 * 1024;
+
+export function median(xs: readonly number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  const mid = Math.floor(s.length / 2);
+  return s.length % 2 ? s[mid]! : (s[mid - 1]! + s[mid]!) / 2;
+}
+
+export function collectGarbage(): void {
+  if (!globalThis.gc) throw new Error('Run with node --expose-gc (npm run bench does).');
+  globalThis.gc();
+}
+
+export interface MemoryPeak {
+  /** MB above the baseline. */
+  rss: number;
+  heap: number;
+  gcCount: number;
+  gcMs: number;
+}
+
+/**
+ * Peak rss and heapUsed above a baseline taken right after a full GC. A timer samples every
+ * 5 ms while the event loop is free; synchronous code never yields to it, so such code calls
+ * `sample()` at its own checkpoints. The heap used just before each GC (v8 GCProfiler) is
+ * counted too, which catches transient garbage inside synchronous code; rss has no such
+ * hook, so native allocations between checkpoints can be missed.
+ */
+export function startMemoryProbe(): { sample: () => void; stop: () => MemoryPeak } {
+  collectGarbage();
+  const base = process.memoryUsage();
+  let rss = base.rss;
+  let heap = base.heapUsed;
+  const sample = () => {
+    const m = process.memoryUsage();
+    if (m.rss > rss) rss = m.rss;
+    if (m.heapUsed > heap) heap = m.heapUsed;
+  };
+  const gcs = new GCProfiler();
+  gcs.start();
+  const timer = setInterval(sample, 5);
+  return {
+    sample,
+    stop: () => {
+      clearInterval(timer);
+      sample();
+      const { statistics } = gcs.stop();
+      let gcMicros = 0;
+      for (const g of statistics) {
+        heap = Math.max(heap, g.beforeGC.heapStatistics.usedHeapSize);
+        gcMicros += g.cost;
+      }
+      return {
+        rss: (rss - base.rss) / MB,
+        heap: (heap - base.heapUsed) / MB,
+        gcCount: statistics.length,
+        gcMs: gcMicros / 1000,
+      };
+    },
+  };
+}
+
+export function silentLogger(): Logger {
+  return createLogger({ level: 'silent', secrets: [], destination: { write: () => {} } });
+}
+
+export const log = (line: string) => process.stderr.write(`  ${line}\n`);
