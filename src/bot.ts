@@ -24,6 +24,7 @@ import { createSlackReportPoster } from './slack/report-poster.ts';
 import { openStore } from './store/open.ts';
 import type { Store } from './store/types.ts';
 import { createTeardown, drainInflight, settleAbandoned, type Teardown } from './teardown.ts';
+import { createWorkQueue } from './work-queue.ts';
 
 /** Documented budgets of the service: per project per hour (agent), per organisation per hour (analytics). */
 export const AGENT_USES_PER_HOUR = 100;
@@ -42,6 +43,8 @@ export interface BotOptions {
   troubleAfterMs?: number;
   pendingRootMs?: number;
   digest?: { staleClaimMs?: number; retryMs?: number };
+  /** The work queue after acks (tests fill it to see the busy answer). */
+  work?: { concurrency: number; capacity: number };
   /** Tests keep a handle on the store this way (to take the database away from a running bot). */
   openStore?: (databaseUrl: string, log: Logger) => Promise<Store>;
 }
@@ -80,6 +83,12 @@ export async function startBot(config: Config, opts: BotOptions = {}): Promise<B
   }
   return { log, stop: teardown.run };
 }
+
+/**
+ * Work after an ack: a few at once (each mostly waits on Slack and the API), and a backlog
+ * large enough for a burst of commands.
+ */
+const FOLLOW_ON_WORK = { concurrency: 4, capacity: 1_000 };
 
 /** Builds and starts every part; each registers its stop as soon as it exists. */
 async function assemble(config: Config, opts: BotOptions, log: Logger, teardown: Teardown) {
@@ -136,7 +145,8 @@ async function assemble(config: Config, opts: BotOptions, log: Logger, teardown:
     log.child({ component: 'report-poster' }),
   );
   const timeZone = config.digest.timeZone;
-  registerListeners(slack.app, { jobs, store, reports, poster, log, inflight, timeZone });
+  const work = createWorkQueue({ ...(opts.work ?? FOLLOW_ON_WORK), inflight, log });
+  registerListeners(slack.app, { jobs, store, reports, poster, log, inflight, work, timeZone });
   slack.beforeAck(recordThreadReplies({ jobs }));
 
   await slack.start();

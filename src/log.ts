@@ -13,14 +13,15 @@ const REDACTED = '[redacted]';
 
 /** Replaces configured secret values and anything shaped like a Slack or Mintlify token. */
 export function makeScrubber(secrets: readonly (string | undefined)[]): (text: string) => string {
-  // Short values would redact ordinary words; real secrets are long.
-  const exact = secrets.filter((s): s is string => typeof s === 'string' && s.length >= 8);
-  return (text) => {
-    let out = text;
-    for (const s of exact) out = out.split(s).join(REDACTED);
-    for (const p of SECRET_PATTERNS) out = out.replace(p, REDACTED);
-    return out;
-  };
+  // Short values would redact ordinary words; real secrets are long. Longest first, so a
+  // secret that contains another is replaced whole.
+  const exact = secrets
+    .filter((s): s is string => typeof s === 'string' && s.length >= 8)
+    .sort((a, b) => b.length - a.length)
+    .map((s) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'));
+  // One pass over each string: every log line's every field goes through here.
+  const any = new RegExp([...exact, ...SECRET_PATTERNS.map((p) => p.source)].join('|'), 'g');
+  return (text) => text.replace(any, REDACTED);
 }
 
 function scrubDeep(value: unknown, scrub: (s: string) => string, depth = 0): unknown {
@@ -88,6 +89,8 @@ export function boltLogger(log: Logger): BoltLogger {
   const write =
     (level: 'debug' | 'info' | 'warn' | 'error') =>
     (...msg: unknown[]) => {
+      // Bolt logs several debug lines per request: build none of them when they are off.
+      if (!log.isLevelEnabled(level)) return;
       const errors = msg.filter((m): m is Error => m instanceof Error);
       const text = msg
         .filter((m) => !(m instanceof Error))

@@ -19,7 +19,7 @@ export async function openSqliteStore(path: string): Promise<Store> {
   file.pragma('journal_mode = WAL');
   file.pragma('synchronous = NORMAL');
   file.pragma('foreign_keys = ON');
-  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: file }) });
+  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: cached(file) }) });
 
   const engine: Engine = {
     kind: 'sqlite',
@@ -49,4 +49,25 @@ export async function openSqliteStore(path: string): Promise<Store> {
   };
   await migrate(engine);
   return createStore(engine);
+}
+
+/**
+ * Kysely prepares every query anew; preparing costs more than running most of ours. The
+ * queries are few and parameterised, so their statements are kept (up to a bound, for the
+ * few whose text varies with a list's length).
+ */
+function cached(file: SqliteDatabase.Database, max = 500) {
+  const statements = new Map<string, SqliteDatabase.Statement>();
+  return {
+    close: () => file.close(),
+    prepare(text: string) {
+      let stmt = statements.get(text);
+      if (!stmt) {
+        if (statements.size >= max) statements.clear();
+        stmt = file.prepare(text);
+        statements.set(text, stmt);
+      }
+      return stmt;
+    },
+  };
 }

@@ -22,6 +22,11 @@ export const SLACK_IDS = {
 const { team: TEAM, botUser: BOT, botId: BOT_ID, appId: APP_ID } = SLACK_IDS;
 
 export type Json = Record<string, unknown>;
+/**
+ * Where apps.connections.open sends a client: a FakeSocketMode, or anything handing out its
+ * ticketed URLs (a benchmark runs the socket server in another process).
+ */
+export type SocketModeUrls = Pick<FakeSocketMode, 'connectionUrl'>;
 export interface RecordedCall {
   method: string;
   args: Json;
@@ -125,13 +130,13 @@ export class FakeSlack {
   private readonly waiters = new Set<() => boolean>();
   private readonly handlers: Map<string, (a: Json) => Json>;
   private readonly server: Server;
-  private readonly socketMode: FakeSocketMode | undefined;
+  private readonly socketMode: SocketModeUrls | undefined;
   private base = '';
   private seq = 0;
   private lastTsMicros = 0;
   private fileSeq = 0;
 
-  private constructor(socketMode: FakeSocketMode | undefined) {
+  private constructor(socketMode: SocketModeUrls | undefined) {
     this.socketMode = socketMode;
     this.handlers = this.buildHandlers();
     this.server = createServer((req, res) => {
@@ -141,7 +146,7 @@ export class FakeSlack {
     });
   }
 
-  static async start(opts: { socketMode?: FakeSocketMode } = {}): Promise<FakeSlack> {
+  static async start(opts: { socketMode?: SocketModeUrls } = {}): Promise<FakeSlack> {
     const fake = new FakeSlack(opts.socketMode);
     await new Promise<void>((resolve) => fake.server.listen(0, '127.0.0.1', resolve));
     fake.base = `http://127.0.0.1:${(fake.server.address() as AddressInfo).port}/`;

@@ -126,7 +126,7 @@ export class Harness {
 
   /** `apiRetry` is merged over the harness's fast defaults. */
   async start(
-    extra: Pick<BotOptions, 'digest' | 'apiRetry' | 'pendingRootMs'> = {},
+    extra: Pick<BotOptions, 'digest' | 'apiRetry' | 'pendingRootMs' | 'work'> = {},
   ): Promise<void> {
     this.bot = await this.#startBot(this.env, this.logChunks, extra, (store) => {
       this.botStore = store;
@@ -153,7 +153,7 @@ export class Harness {
   async #startBot(
     env: Record<string, string>,
     chunks: string[],
-    extra: Pick<BotOptions, 'digest' | 'apiRetry' | 'pendingRootMs'>,
+    extra: Pick<BotOptions, 'digest' | 'apiRetry' | 'pendingRootMs' | 'work'>,
     onStore: (store: Store) => void = () => {},
   ): Promise<Bot> {
     const r = loadConfig(env);

@@ -3,16 +3,22 @@ import type { Inflight } from '../../inflight.ts';
 import type { JobService } from '../../jobs/service.ts';
 import type { Logger } from '../../log.ts';
 import { decodeSlackText } from '../../mrkdwn.ts';
+import type { WorkQueue } from '../../work-queue.ts';
 import { AGENT_USAGE } from '../blocks.ts';
 import { readCommand } from './command-payload.ts';
 
+/** What a user is told when the bot has more starts waiting than it takes. */
+export const BUSY_TEXT =
+  "I'm starting a lot of jobs right now and couldn't take this one. Please run `/agent` again in a minute.";
+
 /**
  * `/agent <prompt>`: ack within Slack's 3 s (with usage when there is no prompt), then
- * hand over to the job service, which posts the root message and creates the job.
+ * hand over to the job service, which posts the root message and creates the job. Nothing
+ * but reading the payload happens before the ack; the start runs from the work queue.
  */
 export function registerAgentCommand(
   app: App,
-  deps: { jobs: JobService; log: Logger; inflight: Inflight },
+  deps: { jobs: JobService; log: Logger; inflight: Inflight; work: WorkQueue },
 ): void {
   const log = deps.log.child({ component: 'agent-command' });
   async function onAgent({ command, ack, respond }: SlackCommandMiddlewareArgs): Promise<void> {
@@ -25,12 +31,19 @@ export function registerAgentCommand(
       log.info({ channelId: channel_id, userId: user_id, empty: prompt === '' }, 'command.usage');
       return;
     }
+    if (!deps.work.hasRoom()) {
+      await ack({ response_type: 'ephemeral', text: BUSY_TEXT });
+      log.warn({ channelId: channel_id, userId: user_id }, 'command.busy');
+      return;
+    }
     await ack();
-    await deps.jobs.startJob(
-      { teamId: team_id, channelId: channel_id, userId: user_id, prompt },
-      async (reply) => {
-        await respond({ response_type: 'ephemeral', replace_original: false, text: reply });
-      },
+    deps.work.offer('job.start', () =>
+      deps.jobs.startJob(
+        { teamId: team_id, channelId: channel_id, userId: user_id, prompt },
+        async (reply) => {
+          await respond({ response_type: 'ephemeral', replace_original: false, text: reply });
+        },
+      ),
     );
   }
   app.command('/agent', (args) => deps.inflight.track(onAgent(args)));

@@ -5,6 +5,7 @@ import type { Logger } from '../../log.ts';
 import type { ReportPoster } from '../../reports/ports.ts';
 import type { ReportService } from '../../reports/service.ts';
 import type { Store } from '../../store/types.ts';
+import type { WorkQueue } from '../../work-queue.ts';
 import { registerAgentCommand } from './agent-command.ts';
 import { registerThreadReplies } from './thread-replies.ts';
 import { registerVisitorsCommand } from './visitors-command.ts';
@@ -18,6 +19,8 @@ export interface ListenerDeps {
   log: Logger;
   /** Each listener run counts as in-flight work, which a shutdown waits for. */
   inflight: Inflight;
+  /** Where the work that follows an ack runs, out of the request's turn. */
+  work: WorkQueue;
 }
 
 /** One registration point per Slack surface. */

@@ -1,10 +1,10 @@
 import type { App } from '@slack/bolt';
 import { z } from 'zod';
-import type { Inflight } from '../../inflight.ts';
 import type { ThreadReply as Reply } from '../../jobs/follow-ups.ts';
 import type { JobService } from '../../jobs/service.ts';
 import type { Logger } from '../../log.ts';
 import { decodeSlackText } from '../../mrkdwn.ts';
+import type { WorkQueue } from '../../work-queue.ts';
 
 /**
  * A human reply inside a thread: a plain message, one with files, or one also sent to the
@@ -69,16 +69,24 @@ export function recordThreadReplies(deps: { jobs: JobService }) {
   };
 }
 
-/** Replies in a job thread become follow-up messages, each handled once. */
+/**
+ * Replies in a job thread become follow-up messages, each handled once, from the work queue.
+ * When the queue is full the reply waits in the store (it was recorded before the ack), and
+ * the recovery pass sends it.
+ */
 export function registerThreadReplies(
   app: App,
-  deps: { jobs: JobService; log: Logger; inflight: Inflight },
+  deps: { jobs: JobService; log: Logger; work: WorkQueue },
 ): void {
   const log = deps.log.child({ component: 'thread-replies' });
   app.event('message', async ({ body, context }) => {
     const r = readReply(body, context.teamId);
     if (!r) return;
-    const outcome = await deps.inflight.track(deps.jobs.deliverReply(r.reply, r.eventKeys));
-    log.debug({ channelId: r.reply.channelId, ts: r.reply.ts, outcome }, 'reply.handled');
+    const { channelId, ts } = r.reply;
+    const queued = deps.work.offer('reply.deliver', async () => {
+      const outcome = await deps.jobs.deliverReply(r.reply, r.eventKeys);
+      log.debug({ channelId, ts, outcome }, 'reply.handled');
+    });
+    if (!queued) log.warn({ channelId, ts }, 'reply.left_for_recovery');
   });
 }

@@ -1,0 +1,252 @@
+/**
+ * Benchmark 1: how long Slack waits for the bot's ack of `/agent`, against a bare Bolt app
+ * whose handler only acks, side by side in the same run, over HTTP and over Socket Mode.
+ *
+ * Three processes, as in a deployment: this one is Slack's side (the load generator, and the
+ * Socket Mode server), a second serves the fake Slack Web API and the agent API emulator,
+ * the third is the app under test: the bot as `npm start` runs it (real Bolt, real SQLite
+ * file), or the bare Bolt app. The two apps take turns, in alternating order, so drift on a
+ * shared machine falls on both.
+ */
+import { type ChildProcess, fork } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { FakeSocketMode } from '../../test/fakes/socket-mode.ts';
+import { freePort } from '../../test/helpers/net.ts';
+import { formEncode, signSlackRequest, slashCommand } from '../../test/helpers/slack-requests.ts';
+import { type BenchOptions, type BenchResult, log, type Metric, percentile } from '../measure.ts';
+
+const SECRETS = {
+  botToken: 'xoxb-bench-bot-token-000000001',
+  appToken: 'xapp-1-bench-app-token-00001',
+  signingSecret: 'bench-signing-secret-0123456789',
+  apiKey: 'mint_bench_admin_key_000000001',
+  projectId: 'proj_bench',
+};
+const CHANNELS = 20;
+const here = (f: string) => fileURLToPath(new URL(f, import.meta.url));
+
+type Target = 'bot' | 'bare';
+type Mode = 'http' | 'socket';
+
+interface Fakes {
+  child: ChildProcess;
+  slackUrl: string;
+  apiUrl: string;
+  responseUrls(n: number): Promise<string[]>;
+}
+
+function ask<T>(child: ChildProcess, message: unknown): Promise<T> {
+  return new Promise((resolve) => {
+    child.once('message', (m) => resolve(m as T));
+    child.send(message as never);
+  });
+}
+
+async function startFakes(socketUrls: string[]): Promise<Fakes> {
+  const child = fork(here('./fakes-process.ts'), { stdio: ['ignore', 'ignore', 'inherit', 'ipc'] });
+  const urls = await ask<{ slackUrl: string; apiUrl: string }>(child, {
+    start: { apiKey: SECRETS.apiKey, projectId: SECRETS.projectId, socketUrls },
+  });
+  return {
+    child,
+    ...urls,
+    responseUrls: async (n) => (await ask<{ urls: string[] }>(child, { responseUrls: n })).urls,
+  };
+}
+
+/** The app under test, started from the environment as a user would start it. */
+async function startTarget(
+  target: Target,
+  mode: Mode,
+  fakes: Fakes,
+  dir: string,
+): Promise<{ child: ChildProcess; port: number }> {
+  const port = await freePort();
+  const env: Record<string, string> = {
+    PATH: process.env.PATH ?? '',
+    ...(process.env.EXP_ACK_ONLY ? { EXP_ACK_ONLY: '1' } : {}),
+    SLACK_BOT_TOKEN: SECRETS.botToken,
+    SLACK_SIGNING_SECRET: SECRETS.signingSecret,
+    SLACK_API_URL: fakes.slackUrl,
+    PORT: String(port),
+    MINTLIFY_API_KEY: SECRETS.apiKey,
+    MINTLIFY_PROJECT_ID: SECRETS.projectId,
+    MINTLIFY_API_URL: fakes.apiUrl,
+    DATABASE_URL: `sqlite:${join(dir, `bot-${port}.sqlite`)}`,
+    ...(mode === 'socket' ? { SLACK_APP_TOKEN: SECRETS.appToken } : {}),
+  };
+  const script = target === 'bot' ? here('../../src/main.ts') : here('./bare-bolt.ts');
+  const profile = process.env.BENCH_CPU_PROF && target === 'bot';
+  const child = fork(script, {
+    env,
+    execArgv: profile ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : [],
+    stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
+  });
+  const deadline = Date.now() + 15_000;
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`${target} exited with ${child.exitCode}`);
+    const ok = await fetch(`http://127.0.0.1:${port}/healthz`).then(
+      (r) => r.ok,
+      () => false,
+    );
+    if (ok) break;
+    if (Date.now() > deadline) throw new Error(`${target} did not answer /healthz in 15 s`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  return { child, port };
+}
+
+async function stopTarget(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null) return;
+  const exited = new Promise((r) => child.once('exit', r));
+  child.kill('SIGTERM');
+  const timer = setTimeout(() => child.kill('SIGKILL'), 15_000);
+  await exited;
+  clearTimeout(timer);
+}
+
+/** `n` commands, `concurrency` at a time; the latency of each, send to ack, in ms. */
+async function drive(
+  n: number,
+  concurrency: number,
+  send: (i: number) => Promise<void>,
+): Promise<number[]> {
+  const latencies: number[] = [];
+  let next = 0;
+  const worker = async () => {
+    while (next < n) {
+      const i = next++;
+      const t0 = performance.now();
+      await send(i);
+      latencies.push(performance.now() - t0);
+    }
+  };
+  await Promise.all(Array.from({ length: concurrency }, worker));
+  return latencies;
+}
+
+function commandFields(i: number, responseUrl: string): Record<string, string> {
+  return slashCommand({
+    text: `Document setting ${i} in the configuration reference`,
+    response_url: responseUrl,
+    channel_id: `C${String(1 + (i % CHANNELS)).padStart(4, '0')}`,
+    user_id: `U${String(1 + (i % 7)).padStart(4, '0')}`,
+  });
+}
+
+async function httpSender(port: number, urls: string[]): Promise<(i: number) => Promise<void>> {
+  const url = `http://127.0.0.1:${port}/slack/events`;
+  return async (i) => {
+    const body = formEncode(commandFields(i, urls[i]!));
+    const res = await fetch(url, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/x-www-form-urlencoded',
+        ...signSlackRequest(SECRETS.signingSecret, body),
+      },
+      body,
+    });
+    await res.arrayBuffer();
+    if (res.status !== 200) throw new Error(`ack answered ${res.status}`);
+  };
+}
+
+function socketSender(socket: FakeSocketMode, urls: string[]): (i: number) => Promise<void> {
+  return async (i) => {
+    await socket.send('slash_commands', commandFields(i, urls[i]!), { timeoutMs: 10_000 });
+  };
+}
+
+interface Pair {
+  bot: number[];
+  bare: number[];
+}
+
+async function runPair(
+  mode: Mode,
+  round: number,
+  sizes: { n: number; warmup: number; concurrency: number },
+  fakes: Fakes,
+  socket: FakeSocketMode,
+  dir: string,
+): Promise<Pair> {
+  const out: Partial<Pair> = {};
+  const order: Target[] = round % 2 ? ['bare', 'bot'] : ['bot', 'bare'];
+  for (const target of order) {
+    const before = socket.openConnections();
+    const app = await startTarget(target, mode, fakes, dir);
+    try {
+      if (mode === 'socket') {
+        const deadline = Date.now() + 10_000;
+        while (socket.openConnections() <= before) {
+          if (Date.now() > deadline) throw new Error(`${target}: no Socket Mode connection`);
+          await new Promise((r) => setTimeout(r, 10));
+        }
+      }
+      const urls = await fakes.responseUrls(sizes.n + sizes.warmup);
+      const send = mode === 'http' ? await httpSender(app.port, urls) : socketSender(socket, urls);
+      await drive(sizes.warmup, sizes.concurrency, send);
+      const offset = sizes.warmup;
+      out[target] = await drive(sizes.n, sizes.concurrency, (i) => send(offset + i));
+    } finally {
+      await stopTarget(app.child);
+    }
+  }
+  return out as Pair;
+}
+
+export async function benchAck(o: BenchOptions): Promise<BenchResult> {
+  const sizes = o.quick
+    ? { n: 300, warmup: 30, concurrency: 20, rounds: 1 }
+    : { n: 2_000, warmup: 100, concurrency: 20, rounds: 3 };
+  const dir = mkdtempSync(join(tmpdir(), 'bench-ack-'));
+  const socket = await FakeSocketMode.start();
+  const tickets = Array.from({ length: 8 * sizes.rounds + 8 }, () => socket.connectionUrl());
+  const fakes = await startFakes(tickets);
+  const metrics: Metric[] = [];
+  const notes: string[] = [];
+  const started = performance.now();
+  try {
+    for (const mode of ['http', 'socket'] as const) {
+      const fig = { botP50: [], botP99: [], bareP50: [], bareP99: [], ratio: [] } as Record<
+        string,
+        number[]
+      >;
+      for (let round = 0; round < sizes.rounds; round++) {
+        const pair = await runPair(mode, round, sizes, fakes, socket, dir);
+        const p = (xs: number[], q: number) => percentile(xs, q);
+        fig.botP50!.push(p(pair.bot, 50));
+        fig.botP99!.push(p(pair.bot, 99));
+        fig.bareP50!.push(p(pair.bare, 50));
+        fig.bareP99!.push(p(pair.bare, 99));
+        fig.ratio!.push(p(pair.bot, 99) / p(pair.bare, 99));
+        log(
+          `${mode} round ${round + 1}: bot p50 ${p(pair.bot, 50).toFixed(1)} p99 ${p(pair.bot, 99).toFixed(1)} ms, ` +
+            `bare p50 ${p(pair.bare, 50).toFixed(1)} p99 ${p(pair.bare, 99).toFixed(1)} ms`,
+        );
+      }
+      metrics.push(
+        { name: `${mode} bot ack p50`, unit: 'ms', runs: fig.botP50! },
+        { name: `${mode} bot ack p99`, unit: 'ms', runs: fig.botP99! },
+        { name: `${mode} bare Bolt ack p50`, unit: 'ms', runs: fig.bareP50! },
+        { name: `${mode} bare Bolt ack p99`, unit: 'ms', runs: fig.bareP99! },
+        { name: `${mode} ratio p99 bot/bare`, unit: '×', runs: fig.ratio!, target: '≤ 1.5×' },
+      );
+    }
+    notes.push(
+      `${sizes.n} /agent per app and round (+${sizes.warmup} warm-up), concurrency ${sizes.concurrency}, ` +
+        `${CHANNELS} channels, ${sizes.rounds} round(s) per mode`,
+      'apps alternate order each round; load generator, fakes and app in three processes',
+      'the bot spends its 100 agent uses an hour in the first round: later /agent are refused by budget',
+    );
+  } finally {
+    fakes.child.disconnect();
+    await socket.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+  const ms = performance.now() - started;
+  return { name: 'ack', runsMs: [ms], peakRssMb: 0, peakHeapMb: 0, notes, stats: {}, metrics };
+}

@@ -1,0 +1,32 @@
+import { afterEach, expect, it } from 'vitest';
+import { BUSY_TEXT } from '../../src/slack/listeners/agent-command.ts';
+import { Harness } from '../helpers/harness.ts';
+import { eventually } from '../helpers/net.ts';
+
+let h: Harness;
+afterEach(async () => {
+  await h.close();
+});
+
+it('answers /agent at once while starts pile up, and says so when it cannot take more', async () => {
+  h = await Harness.create({ mode: 'http' });
+  // One start at a time, one more waiting: a slow root post keeps the first one busy.
+  await h.start({ work: { concurrency: 1, capacity: 1 } });
+  h.slack.setLatency('chat.postMessage', 1_500);
+
+  const first = await h.command('Document the CLI');
+  expect(first.body).toBeNull();
+  await eventually(() => h.slack.callsTo('chat.postMessage').length > 0 || undefined, 'first root');
+  const second = await h.command('Document the SDK');
+  expect(second.body).toBeNull(); // queued behind the first
+  const third = await h.command('Document the API');
+  expect(third.body).toMatchObject({ response_type: 'ephemeral', text: BUSY_TEXT });
+
+  // The two that were taken both become jobs; the refused one never reaches the API.
+  await eventually(() => h.api.createdJobs().length === 2 || undefined, 'two jobs');
+  expect(h.api.createdJobs().map((j) => j.messages[0])).toEqual([
+    'Document the CLI',
+    'Document the SDK',
+  ]);
+  expect(h.logs).toContain('command.busy');
+});

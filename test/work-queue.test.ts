@@ -1,0 +1,55 @@
+import { expect, it } from 'vitest';
+import { createInflight } from '../src/inflight.ts';
+import { createWorkQueue } from '../src/work-queue.ts';
+import { memoryLogger } from './helpers/log.ts';
+
+function gate() {
+  let open!: () => void;
+  const opened = new Promise<void>((r) => {
+    open = r;
+  });
+  return { open, opened };
+}
+
+it('runs queued work after the current turn, never more than `concurrency` at once', async () => {
+  const inflight = createInflight();
+  const q = createWorkQueue({ concurrency: 2, capacity: 10, inflight, log: memoryLogger().log });
+  const gates = Array.from({ length: 5 }, gate);
+  let running = 0;
+  let most = 0;
+  const started: number[] = [];
+  for (const [i, g] of gates.entries())
+    q.offer(`t${i}`, async () => {
+      started.push(i);
+      most = Math.max(most, ++running);
+      await g.opened;
+      running--;
+    });
+  // Nothing starts inside the turn that offered the work (the request's own turn).
+  expect(started).toEqual([]);
+  await new Promise((r) => setImmediate(r));
+  expect(started).toEqual([0, 1]);
+  for (const g of gates) g.open();
+  const drained = await inflight.drain(5_000);
+  expect(drained).toMatchObject({ pending: 5, left: 0 });
+  expect(started).toEqual([0, 1, 2, 3, 4]);
+  expect(most).toBe(2);
+});
+
+it('refuses work beyond its capacity, and a failing task neither stops the queue nor escapes', async () => {
+  const { log, lines } = memoryLogger();
+  const inflight = createInflight();
+  const q = createWorkQueue({ concurrency: 1, capacity: 2, inflight, log });
+  const g = gate();
+  const done: string[] = [];
+  expect(q.offer('a', () => Promise.reject(new Error('boom')))).toBe(true);
+  expect(q.offer('b', async () => void (await g.opened, done.push('b')))).toBe(true);
+  expect(q.hasRoom()).toBe(false);
+  expect(q.offer('c', async () => void done.push('c'))).toBe(false);
+  expect(q.size).toBe(2);
+  g.open();
+  await inflight.drain(5_000);
+  expect(done).toEqual(['b']);
+  expect(q.size).toBe(0);
+  expect(lines().map((l) => l.msg)).toEqual(['work.queue_full', 'work.failed']);
+});
