@@ -8,7 +8,7 @@ import { createInflight } from './inflight.ts';
 import { startLoop } from './jobs/loop.ts';
 import { startNotifier } from './jobs/notifier.ts';
 import { startPoller } from './jobs/poller.ts';
-import type { JobChat } from './jobs/ports.ts';
+import type { JobChat, Wake } from './jobs/ports.ts';
 import { startRecovery } from './jobs/recovery.ts';
 import { createJobService, type JobService } from './jobs/service.ts';
 import { createLogger, type Logger } from './log.ts';
@@ -251,7 +251,7 @@ function startBackground(deps: {
   chat: JobChat;
   owner: string;
   metrics: Metrics;
-}): () => void {
+}): Wake {
   const { config, opts, log, teardown, store, owner, metrics } = deps;
   // Once the loops below have stopped, the leases left by work they cut short are given
   // back, so that other replicas take it over at once rather than when the leases run out.
@@ -293,9 +293,9 @@ function startBackground(deps: {
     },
   });
   teardown.add('housekeeping', () => housekeeping.stop());
-  return () => {
-    poller.kick();
+  return (pollAt) => {
     notifier.kick();
+    if (pollAt !== undefined) poller.kickAt(pollAt);
   };
 }
 
@@ -307,7 +307,7 @@ function startRecoveryLoop(deps: {
   store: Store;
   chat: JobChat;
   jobs: JobService;
-  wake: () => void;
+  wake: Wake;
   opts: BotOptions;
 }): void {
   const { jobs, opts } = deps;

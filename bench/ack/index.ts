@@ -26,6 +26,10 @@ const SECRETS = {
   projectId: 'proj_bench',
 };
 const CHANNELS = 20;
+/** `BENCH_ACK_MODES=socket` runs one mode (when profiling with `BENCH_CPU_PROF=<dir>`). */
+const MODES = (process.env.BENCH_ACK_MODES ?? 'http,socket')
+  .split(',')
+  .filter((m): m is Mode => m === 'http' || m === 'socket');
 const here = (f: string) => fileURLToPath(new URL(f, import.meta.url));
 
 type Target = 'bot' | 'bare';
@@ -210,7 +214,7 @@ export async function benchAck(o: BenchOptions): Promise<BenchResult> {
   const notes: string[] = [];
   const started = performance.now();
   try {
-    for (const mode of ['http', 'socket'] as const) {
+    for (const mode of MODES) {
       const fig = { botP50: [], botP99: [], bareP50: [], bareP99: [], ratio: [] } as Record<
         string,
         number[]

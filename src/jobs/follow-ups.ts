@@ -12,7 +12,7 @@ import type {
 } from '../store/types.ts';
 import { withDeadline } from './deadline.ts';
 import { describeFailure } from './failures.ts';
-import type { FollowUpOutcome, JobChat, JobMetrics } from './ports.ts';
+import type { FollowUpOutcome, JobChat, JobMetrics, Wake } from './ports.ts';
 import { toSnapshot } from './snapshot.ts';
 
 export interface ThreadReply {
@@ -29,7 +29,7 @@ interface FollowUpDeps {
   api: Pick<ApiClient, 'sendMessage'>;
   chat: JobChat;
   log: Logger;
-  wake: () => void;
+  wake: Wake;
   now: () => number;
   deadlineMs: number;
   firstPoll: () => PollSchedule;
@@ -150,10 +150,11 @@ export function createFollowUps(deps: FollowUpDeps) {
     }
     // The answer may still show the previous round's final status; the job has new work
     // now, so it counts as active until a poll says otherwise.
+    const schedule = deps.firstPoll();
     await store.startRound(
       thread.id,
       { ...toSnapshot(job), status: 'active' },
-      deps.firstPoll(),
+      schedule,
       now(),
       job.status !== 'active',
     );
@@ -162,7 +163,7 @@ export function createFollowUps(deps: FollowUpDeps) {
       { jobId, threadId: thread.id, durationMs: Math.round(performance.now() - started) },
       'job.message_sent',
     );
-    wake();
+    wake(schedule.nextPollAt ?? undefined);
     try {
       await chat.acknowledgeReply(thread.channelId, f.replyTs);
     } catch (err) {
@@ -193,8 +194,9 @@ export function createFollowUps(deps: FollowUpDeps) {
     if (
       await store.followUpUncertain(f, uncertainNotice(f, `I could not confirm it: ${why}`), now())
     ) {
-      await watchAgain(store, thread, deps.firstPoll(), now());
-      wake();
+      const schedule = deps.firstPoll();
+      await watchAgain(store, thread, schedule, now());
+      wake(schedule.nextPollAt ?? undefined);
     }
     return 'uncertain';
   }

@@ -3,6 +3,8 @@ import type { Logger } from '../log.ts';
 export interface Loop {
   /** Run again now rather than at the next scheduled time. */
   kick(): void;
+  /** Run no later than `at` (epoch ms): sooner than scheduled if need be, never later. */
+  kickAt(at: number): void;
   /** Stop scheduling and wait for the pass in flight to end. */
   stop(): Promise<void>;
 }
@@ -21,14 +23,24 @@ export function startLoop(opts: {
   let kicked = false;
   let wake: (() => void) | undefined;
   let timer: NodeJS.Timeout | undefined;
+  /** When the current sleep ends; and the earliest run asked for while a pass was running. */
+  let until = Number.POSITIVE_INFINITY;
+  let asked = Number.POSITIVE_INFINITY;
 
+  const arm = (resolve: () => void, at: number) => {
+    clearTimeout(timer);
+    until = at;
+    timer = setTimeout(resolve, Math.max(0, at - Date.now()));
+  };
   const sleep = (ms: number) =>
     new Promise<void>((resolve) => {
       wake = resolve;
-      timer = setTimeout(resolve, ms);
+      arm(resolve, Math.min(Date.now() + ms, asked));
+      asked = Number.POSITIVE_INFINITY;
     }).finally(() => {
       clearTimeout(timer);
       wake = undefined;
+      until = Number.POSITIVE_INFINITY;
     });
 
   const done = (async () => {
@@ -47,10 +59,17 @@ export function startLoop(opts: {
     }
   })();
 
+  const kick = () => {
+    kicked = true;
+    wake?.();
+  };
   return {
-    kick() {
-      kicked = true;
-      wake?.();
+    kick,
+    kickAt(at) {
+      if (at <= Date.now()) return kick();
+      if (wake) {
+        if (at < until) arm(wake, at);
+      } else asked = Math.min(asked, at);
     },
     async stop() {
       running = false;

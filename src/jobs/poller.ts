@@ -215,6 +215,7 @@ export function startPoller(deps: PollerDeps): Loop {
   const loop = startLoop({ name: 'poller', log, idleMs: Math.min(backoff.maxMs, 60_000), pass });
   return {
     kick: loop.kick,
+    kickAt: loop.kickAt,
     async stop() {
       stopping.abort(new Error('poller stopping'));
       await loop.stop();

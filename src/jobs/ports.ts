@@ -64,3 +64,10 @@ export const noJobMetrics: JobMetrics = {
   poll() {},
   announcement() {},
 };
+
+/**
+ * Tells the background loops that something changed: the notifier shows it now, and when
+ * `pollAt` is given, a job needs polling then (the poller wakes no later than that; a start
+ * that failed leaves nothing to poll, so the poller sleeps on).
+ */
+export type Wake = (pollAt?: number) => void;

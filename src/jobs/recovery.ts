@@ -2,7 +2,7 @@ import type { Logger } from '../log.ts';
 import type { FollowUp, JobThread, PollSchedule, Store } from '../store/types.ts';
 import { uncertainNotice, watchAgain } from './follow-ups.ts';
 import { type Loop, startLoop } from './loop.ts';
-import type { FollowUpOutcome, JobChat } from './ports.ts';
+import type { FollowUpOutcome, JobChat, Wake } from './ports.ts';
 import { PENDING_TS_PREFIX } from './service.ts';
 
 export interface RecoveryDeps {
@@ -21,7 +21,7 @@ export interface RecoveryDeps {
   pendingRootMs?: number;
   firstPoll: () => PollSchedule;
   /** Wake the poller and the notifier after a change. */
-  wake: () => void;
+  wake: Wake;
   now?: () => number;
 }
 
@@ -50,7 +50,7 @@ export function startRecovery(deps: RecoveryDeps): Loop {
         await interruptedStarts(deps, log).catch((err: unknown) => fail(log, 'starts', err)),
         await interruptedFollowUps(deps, log).catch((err: unknown) => fail(log, 'follow_ups', err)),
       ];
-      if (changed.some((n) => n > 0)) deps.wake();
+      if (changed.some((n) => n > 0)) deps.wake(Date.now());
       return null;
     },
   });

@@ -8,7 +8,7 @@ import type { Store } from '../store/types.ts';
 import { withDeadline } from './deadline.ts';
 import { describeFailure } from './failures.ts';
 import { createFollowUps } from './follow-ups.ts';
-import { type JobChat, type JobMetrics, noJobMetrics } from './ports.ts';
+import { type JobChat, type JobMetrics, noJobMetrics, type Wake } from './ports.ts';
 import { toSnapshot } from './snapshot.ts';
 
 export interface JobServiceDeps {
@@ -22,8 +22,8 @@ export interface JobServiceDeps {
    * replica's recovery may treat the work as interrupted.
    */
   leaseMs: number;
-  /** Wake the poller and the notifier after a change. */
-  wake: () => void;
+  /** Wake the notifier (and the poller, for a job to poll) after a change. */
+  wake: Wake;
   metrics?: JobMetrics;
   now?: () => number;
 }
@@ -130,7 +130,8 @@ export function createJobService(deps: JobServiceDeps) {
     // line below (written first) keeps the job id.
     log.info({ jobId: job.id, threadId: thread.id }, 'job.accepted');
     metrics.jobCreated();
-    await store.attachJob(thread.id, toSnapshot(job), firstPoll(), now());
+    const schedule = firstPoll();
+    await store.attachJob(thread.id, toSnapshot(job), schedule, now());
     log.info(
       {
         jobId: job.id,
@@ -140,7 +141,7 @@ export function createJobService(deps: JobServiceDeps) {
       },
       'job.created',
     );
-    wake();
+    wake(schedule.nextPollAt);
   }
 
   const followUps = createFollowUps({ ...deps, log, now, deadlineMs, firstPoll, metrics });
