@@ -9,6 +9,7 @@ import { startLoop } from './jobs/loop.ts';
 import { startNotifier } from './jobs/notifier.ts';
 import { startPoller } from './jobs/poller.ts';
 import type { JobChat, Wake } from './jobs/ports.ts';
+import type { BucketLimit } from './jobs/rate-limits.ts';
 import { startRecovery } from './jobs/recovery.ts';
 import { createJobService, type JobService } from './jobs/service.ts';
 import { createLogger, type Logger } from './log.ts';
@@ -39,6 +40,7 @@ export interface BotOptions {
   apiRetry?: Partial<RetryOptions>;
   apiTimeoutMs?: number;
   channelGapMs?: number;
+  updateLimit?: BucketLimit;
   followUpGraceMs?: number;
   troubleAfterMs?: number;
   pendingRootMs?: number;
@@ -264,6 +266,7 @@ function startBackground(deps: {
     leaseMs: config.leaseMs,
     metrics,
     ...(opts.channelGapMs === undefined ? {} : { channelGapMs: opts.channelGapMs }),
+    ...(opts.updateLimit === undefined ? {} : { updateLimit: opts.updateLimit }),
   });
   teardown.add('notifier', () => notifier.stop());
   const poller = startPoller({

@@ -1,18 +1,20 @@
 import { ChatError } from '../chat-errors.ts';
 import type { Logger } from '../log.ts';
-import type { Store } from '../store/types.ts';
+import type { JobThread, OutboxItem, Store } from '../store/types.ts';
+import { createScheduler, type NotifierMethod } from './channel-queues.ts';
 import { type Loop, startLoop } from './loop.ts';
+import { announce, showRoot } from './notifier-sends.ts';
 import { type JobChat, type JobMetrics, noJobMetrics } from './ports.ts';
+import { type BucketLimit, type Clock, systemClock, TIER_3 } from './rate-limits.ts';
 
 export interface NotifierDeps {
   store: Store;
   chat: JobChat;
   log: Logger;
-  /**
-   * Least time between two messages in one channel. Slack allows about one message per
-   * second per channel, and chat.update is Tier 3 (Slack rate limits).
-   */
+  /** Least time between two posts in one channel: Slack allows about one a second. */
   channelGapMs?: number;
+  /** The workspace's budget for root edits: chat.update is Tier 3, about 50 a minute. */
+  updateLimit?: BucketLimit;
   metrics?: JobMetrics;
   /** Names this process in the leases it takes on root updates. */
   owner: string;
@@ -21,125 +23,151 @@ export interface NotifierDeps {
    * can take (15 s timeout), so a post in flight is not taken over by another replica.
    */
   leaseMs: number;
-  now?: () => number;
+  clock?: Clock;
 }
 
-const BATCH = 20;
-const MAX_RETRY_MS = 5 * 60_000;
+/** Announcements fetched in one go; answers to people are fetched apart, first. */
+const BATCH = 100;
+const URGENT_BATCH = 20;
+/** Queued per channel: a few seconds of posts at Slack's pace. */
+const CHANNEL_QUEUE = 5;
+const POST_QUEUE = 1_000;
+/** Root edits queued: about a minute of Tier 3. */
+const ROOT_QUEUE = 50;
+/** A queue at its bound lasts at least this long: when to top it up. */
+const REFILL_MS = 1_000;
+const MAX_IN_FLIGHT = 16;
+
+/** What a fetch found: nothing more, more at once (a full batch), or more once queues drain. */
+type More = 'none' | 'now' | 'later';
 
 /**
- * Turns recorded state into Slack messages: brings root messages up to date (one
- * `chat.update` per thread however many changes piled up) and posts the outbox's
- * announcements. An announcement that was attempted before (a crash or a failed call
- * mid-post) is posted again only if the thread does not already hold it.
+ * A root's first edit answers the `/agent` that posted it (started, or could not start):
+ * someone is waiting on it, so it goes before the other edits.
+ */
+const answersRequest = (t: JobThread) => t.rootShownVersion === 1 || t.status === 'start_failed';
+
+/**
+ * Turns recorded state into Slack messages: posts the outbox's announcements and brings root
+ * messages up to date. A loop fetches what is due into per-channel queues (never an item
+ * already queued) and a scheduler sends it as Slack's limits allow, channels in parallel;
+ * answers to people go first. Each item is leased only as it is sent, so a queued one is
+ * never held from another replica. An announcement attempted before (a crash or a failed
+ * call mid-post) is posted again only if the thread does not already hold it.
  */
 export function startNotifier(deps: NotifierDeps): Loop {
-  const { store, chat } = deps;
+  const { store, chat, clock = systemClock } = deps;
   const log = deps.log.child({ component: 'notifier' });
-  const now = deps.now ?? Date.now;
-  const gapMs = deps.channelGapMs ?? 1_000;
+  const now = () => clock.now();
   const metrics = deps.metrics ?? noJobMetrics;
-  const lastPost = new Map<string, number>();
+  const scheduler = createScheduler({
+    clock,
+    postGapMs: deps.channelGapMs ?? 1_000,
+    updates: deps.updateLimit ?? TIER_3,
+    maxInFlight: MAX_IN_FLIGHT,
+    log,
+  });
+  /** Queued or in flight: announcement id → channel, and thread ids of root edits. */
+  const queuedPosts = new Map<number, string>();
+  const queuedRoots = new Set<number>();
+  /** When the soonest retry this process put off falls due. */
+  let retryAt: number | null = null;
 
-  async function paced(channelId: string, send: () => Promise<void>): Promise<void> {
-    const wait = (lastPost.get(channelId) ?? 0) + gapMs - now();
-    if (wait > 0) await new Promise((r) => setTimeout(r, wait));
-    try {
-      await send();
-    } finally {
-      lastPost.set(channelId, now());
-    }
+  /** Slack said "later" for `delay`; a 429 also pauses every call of its method that long. */
+  function later(err: unknown, method: NotifierMethod | null, delay: number): void {
+    if (method && err instanceof ChatError && err.retryAfterMs !== undefined)
+      scheduler.pause(method, err.retryAfterMs);
+    retryAt = Math.min(retryAt ?? Infinity, now() + delay);
+    loop.kick(); // so that its sleep ends by then
+  }
+  const sends = { store, chat, log, metrics, owner: deps.owner, leaseMs: deps.leaseMs, now, later };
+
+  function queuePost(item: OutboxItem): void {
+    if (queuedPosts.has(item.id)) return;
+    queuedPosts.set(item.id, item.channelId);
+    scheduler.add({
+      method: 'chat.postMessage',
+      channelId: item.channelId,
+      urgent: item.announcement.kind === 'notice',
+      run: () => announce(sends, item).finally(() => queuedPosts.delete(item.id)),
+    });
   }
 
-  async function updateRoots(): Promise<number | null> {
-    let retryIn: number | null = null;
-    const lease = { owner: deps.owner, until: now() + deps.leaseMs };
-    const claimed = await store.claimRootUpdates(now(), BATCH, lease);
-    // A full batch means more may be waiting: come back at once rather than at the next kick.
-    if (claimed.length === BATCH) retryIn = 0;
-    for (const thread of claimed) {
-      try {
-        await paced(thread.channelId, () => chat.showJob(thread));
-        await store.markRootShown(thread.id, thread.rootVersion, deps.owner);
-        log.debug({ threadId: thread.id, status: thread.status }, 'root.updated');
-      } catch (err) {
-        if (err instanceof ChatError && err.retryable) {
-          const delay = err.retryAfterMs ?? 5_000;
-          // Keeping the lease until then is the back-off: no replica asks sooner.
-          await store.deferRootUpdate(thread.id, deps.owner, now() + delay);
-          retryIn = Math.min(retryIn ?? Infinity, delay);
-          log.warn({ err, threadId: thread.id }, 'root.update_deferred');
-        } else {
-          // The message is gone or the channel closed: retrying cannot help.
-          await store.markRootShown(thread.id, thread.rootVersion, deps.owner);
-          log.error({ err, threadId: thread.id }, 'root.update_failed');
-        }
-      }
-    }
-    return retryIn;
+  function queueRoot(t: JobThread, urgent: boolean): void {
+    if (queuedRoots.has(t.id)) return;
+    queuedRoots.add(t.id);
+    scheduler.add({
+      method: 'chat.update',
+      channelId: t.channelId,
+      urgent,
+      run: () => showRoot(sends, t.id).finally(() => queuedRoots.delete(t.id)),
+    });
   }
 
-  async function postAnnouncements(): Promise<number | null> {
-    let retryIn: number | null = null;
-    const pending = await store.pendingAnnouncements(now(), BATCH);
-    if (pending.length === BATCH) retryIn = 0; // more may be waiting
-    for (const item of pending) {
-      const thread = await store.getThread(item.threadId);
-      if (!thread) continue;
-      const { key, kind } = item.announcement;
-      const ids = { threadId: thread.id, jobId: thread.jobId, key };
-      // The lease comes first, so two replicas never check or post the same item at once;
-      // the attempt number it hands out fences every mark that follows.
-      if (!(await store.markAnnouncementAttempt(item.id, item.attempts, now() + deps.leaseMs))) {
-        log.debug(ids, 'announce.taken_by_another');
-        continue;
-      }
-      const attempt = item.attempts + 1;
-      const fenced = async (marked: Promise<boolean>) => {
-        if (!(await marked)) log.warn({ ...ids, attempt }, 'announce.lease_lost');
-      };
-      try {
-        if (item.attempts > 0 && (await chat.hasAnnounced(thread, key))) {
-          await fenced(store.markAnnouncementSent(item.id, attempt, now()));
-          metrics.announcement('already_in_thread');
-          log.info(ids, 'announce.already_in_thread');
-          continue;
-        }
-        await paced(thread.channelId, () => chat.announce(thread, item.announcement));
-        await fenced(store.markAnnouncementSent(item.id, attempt, now()));
-        metrics.announcement('sent');
-        log.info({ ...ids, kind, latencyMs: now() - item.createdAt }, 'announce.sent');
-      } catch (err) {
-        const retryable = !(err instanceof ChatError) || err.retryable;
-        const delay =
-          err instanceof ChatError && err.retryAfterMs !== undefined
-            ? err.retryAfterMs
-            : Math.min(MAX_RETRY_MS, 2_000 * 2 ** item.attempts);
-        if (retryable) {
-          const why = String((err as Error).message);
-          await fenced(store.markAnnouncementRetry(item.id, attempt, now() + delay, why));
-          retryIn = Math.min(retryIn ?? Infinity, delay);
-          metrics.announcement('retried');
-          log.warn({ ...ids, err, retryInMs: delay }, 'announce.deferred');
-        } else {
-          // Slack refused for good (channel archived, bot removed): give up loudly.
-          await fenced(store.markAnnouncementSent(item.id, attempt, now()));
-          metrics.announcement('dropped');
-          log.error({ ...ids, err }, 'announce.dropped');
-        }
+  /** Queues due announcements: notices (answers to people) always, the rest while there is room. */
+  async function fetchPosts(): Promise<More> {
+    const urgent = await store.pendingAnnouncements(now(), URGENT_BATCH, {
+      kinds: ['notice'],
+      skipIds: [...queuedPosts.keys()],
+    });
+    for (const item of urgent) queuePost(item);
+    const perChannel = new Map<string, number>();
+    for (const c of queuedPosts.values()) perChannel.set(c, (perChannel.get(c) ?? 0) + 1);
+    const full = [...perChannel].filter(([, n]) => n >= CHANNEL_QUEUE).map(([c]) => c);
+    const limit = Math.min(BATCH, POST_QUEUE - queuedPosts.size);
+    if (limit <= 0) return 'later';
+    // A channel with a backlog is left out once its queue is full: it cannot take others' turn.
+    const items = await store.pendingAnnouncements(now(), limit, {
+      skipIds: [...queuedPosts.keys()],
+      skipChannels: full,
+    });
+    let capped = full.length > 0;
+    for (const item of items) {
+      const n = perChannel.get(item.channelId) ?? 0;
+      if (n >= CHANNEL_QUEUE && item.announcement.kind !== 'notice') capped = true;
+      else {
+        perChannel.set(item.channelId, n + 1);
+        queuePost(item);
       }
     }
-    return retryIn;
+    if (items.length === limit || urgent.length === URGENT_BATCH) return 'now';
+    return capped ? 'later' : 'none';
+  }
+
+  /** Queues due root edits: answers to people always, the rest while there is room. */
+  async function fetchRoots(): Promise<More> {
+    const room = ROOT_QUEUE - queuedRoots.size;
+    const limit = Math.max(room, URGENT_BATCH);
+    const threads = await store.pendingRootUpdates(now(), limit, [...queuedRoots]);
+    let capped = false;
+    for (const t of threads) {
+      const urgent = answersRequest(t);
+      if (urgent || queuedRoots.size < ROOT_QUEUE) queueRoot(t, urgent);
+      else capped = true;
+    }
+    if (capped) return 'later';
+    return threads.length === limit ? 'now' : 'none';
   }
 
   async function pass(): Promise<number | null> {
-    // Announcements first: under a backlog, the PR link is what people wait for, and root
-    // edits (which keep coming while jobs change) must not keep it waiting.
-    const b = await postAnnouncements();
-    const a = await updateRoots();
-    const next = [a, b].filter((x): x is number => x !== null);
-    return next.length ? Math.min(...next) : null;
+    const started = now();
+    const more = [await fetchPosts(), await fetchRoots()];
+    // A retry due by the start of this pass was fetched by it.
+    if (retryAt !== null && retryAt <= started) retryAt = null;
+    if (more.includes('now')) return 0;
+    const next = [more.includes('later') ? REFILL_MS : null, retryAt && retryAt - now()];
+    const waits = next.filter((x): x is number => x !== null);
+    return waits.length ? Math.max(0, Math.min(...waits)) : null;
   }
 
-  return startLoop({ name: 'notifier', log, idleMs: 30_000, pass });
+  const loop = startLoop({ name: 'notifier', log, idleMs: 30_000, pass });
+  return {
+    kick: () => loop.kick(),
+    kickAt: (at) => loop.kickAt(at),
+    async stop() {
+      // Nothing new is fetched; the calls in flight end and record what came of them.
+      await loop.stop();
+      await scheduler.stop();
+    },
+  };
 }

@@ -36,6 +36,20 @@ export interface SlackApp {
   stop(): Promise<void>;
 }
 
+/** How the bot's WebClient talks to Slack (the benchmarks build theirs the same way). */
+export function webClientOptions(apiUrl: string): WebClientOptions {
+  return {
+    slackApiUrl: apiUrl,
+    // The notifier's outbox owns retries (checking the thread before posting again); a
+    // client-side resend of chat.postMessage after a 5xx could post twice. Rate-limited
+    // calls are rejected, not queued, so the caller decides when to ask again.
+    rejectRateLimitedCalls: true,
+    retryConfig: { retries: 0 },
+    // No call may hold a notifier slot (and its channel's queue) for long.
+    timeout: 15_000,
+  };
+}
+
 /**
  * The Bolt app: Socket Mode when an app token is configured, otherwise HTTP with
  * `POST /slack/events`. Both serve the given endpoints (GET) on PORT.
@@ -47,16 +61,7 @@ export function createSlackApp(opts: {
 }): SlackApp {
   const { slack, port } = opts.config;
   const logger = boltLogger(opts.log.child({ component: 'bolt' }));
-  const clientOptions: WebClientOptions = {
-    slackApiUrl: slack.apiUrl,
-    // The notifier's outbox owns retries (checking the thread before posting again); a
-    // client-side resend of chat.postMessage after a 5xx could post twice. Rate-limited
-    // calls are rejected, not queued, so the caller decides when to ask again.
-    rejectRateLimitedCalls: true,
-    retryConfig: { retries: 0 },
-    // No call may hang the single notifier loop.
-    timeout: 15_000,
-  };
+  const clientOptions = webClientOptions(slack.apiUrl);
   const customRoutes = opts.endpoints.map(
     (e): CustomRoute => ({
       path: e.path,

@@ -1,8 +1,8 @@
 import type { Kysely } from 'kysely';
 import type { Engine } from './engine.ts';
-import { claimThreads } from './leases.ts';
-import { type Database, num, updatedOne } from './schema.ts';
-import type { Announcement, Lease, Store } from './types.ts';
+import { claimThread, dueAndFree } from './leases.ts';
+import { type Database, num, toThread, updatedOne } from './schema.ts';
+import type { Announcement, Lease, OutboxFilter, Store } from './types.ts';
 
 /** Puts an announcement into the outbox, once per key, inside the caller's transaction. */
 export async function enqueue(
@@ -33,7 +33,8 @@ export function announcementQueries(
   e: Engine,
 ): Pick<
   Store,
-  | 'claimRootUpdates'
+  | 'pendingRootUpdates'
+  | 'claimRootUpdate'
   | 'markRootShown'
   | 'deferRootUpdate'
   | 'pendingAnnouncements'
@@ -44,8 +45,29 @@ export function announcementQueries(
 > {
   const { db } = e;
   return {
-    claimRootUpdates(now: number, limit: number, lease: Lease) {
-      return claimThreads(e, 'root', now, limit, lease);
+    async pendingRootUpdates(now: number, limit: number, skipIds: readonly number[] = []) {
+      const rows = await db
+        .selectFrom('job_threads')
+        .selectAll()
+        .where(dueAndFree('root', now))
+        .$if(skipIds.length > 0, (q) => q.where('id', 'not in', skipIds))
+        .orderBy((eb) =>
+          eb
+            .case()
+            .when(eb.or([eb('root_shown_version', '=', 1), eb('status', '=', 'start_failed')]))
+            .then(0)
+            .else(1)
+            .end(),
+        )
+        .orderBy('updated_at')
+        .orderBy('id')
+        .limit(limit)
+        .execute();
+      return rows.map(toThread);
+    },
+
+    claimRootUpdate(threadId: number, now: number, lease: Lease) {
+      return claimThread(e, 'root', threadId, now, lease);
     },
 
     async markRootShown(threadId: number, version: number, owner: string) {
@@ -73,18 +95,28 @@ export function announcementQueries(
         .execute();
     },
 
-    async pendingAnnouncements(now: number, limit: number) {
+    async pendingAnnouncements(now: number, limit: number, filter: OutboxFilter = {}) {
+      const { kinds, skipIds = [], skipChannels = [] } = filter;
+      if (kinds?.length === 0) return [];
       const rows = await db
         .selectFrom('outbox')
-        .selectAll()
-        .where('sent_at', 'is', null)
-        .where('next_attempt_at', '<=', now)
-        .orderBy('id')
+        .innerJoin('job_threads', 'job_threads.id', 'outbox.thread_id')
+        .selectAll('outbox')
+        .select('job_threads.channel_id')
+        .where('outbox.sent_at', 'is', null)
+        .where('outbox.next_attempt_at', '<=', now)
+        .$if(kinds !== undefined, (q) => q.where('outbox.kind', 'in', kinds ?? []))
+        .$if(skipIds.length > 0, (q) => q.where('outbox.id', 'not in', skipIds))
+        .$if(skipChannels.length > 0, (q) =>
+          q.where('job_threads.channel_id', 'not in', skipChannels),
+        )
+        .orderBy('outbox.id')
         .limit(limit)
         .execute();
       return rows.map((r) => ({
         id: num(r.id),
         threadId: num(r.thread_id),
+        channelId: r.channel_id,
         announcement: { key: r.dedupe_key, kind: r.kind, prLink: r.pr_link, detail: r.detail },
         attempts: num(r.attempts),
         createdAt: num(r.created_at),

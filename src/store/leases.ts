@@ -62,3 +62,30 @@ export async function claimThreads(
   const order = (t: JobThread) => (kind === 'poll' ? (t.nextPollAt ?? 0) : t.updatedAt);
   return rows.map(toThread).sort((a, b) => order(a) - order(b) || a.id - b.id);
 }
+
+/** Whether a thread's work of this kind is due and free: the test a claim repeats. */
+export const dueAndFree = (kind: LeaseKind, now: number) => (eb: Threads) =>
+  eb.and([KINDS[kind].due(now)(eb), unleased(kind, now)(eb)]);
+
+/**
+ * Leases one thread's work of this kind if it is still due and free, and returns the thread
+ * as it is now; undefined if it is done or another replica holds it. One conditional
+ * UPDATE: in PostgreSQL a racer waits for the row and then finds it leased.
+ */
+export async function claimThread(
+  e: Engine,
+  kind: LeaseKind,
+  id: number,
+  now: number,
+  lease: Lease,
+): Promise<JobThread | undefined> {
+  const k = KINDS[kind];
+  const row = await e.db
+    .updateTable('job_threads')
+    .set({ [k.by]: lease.owner, [k.until]: lease.until })
+    .where('id', '=', id)
+    .where(dueAndFree(kind, now))
+    .returningAll()
+    .executeTakeFirst();
+  return row && toThread(row);
+}

@@ -101,9 +101,21 @@ export interface NewFollowUp {
 export interface OutboxItem {
   id: number;
   threadId: number;
+  /** The thread's channel: where the announcement goes. */
+  channelId: string;
   announcement: Announcement;
   attempts: number;
   createdAt: number;
+}
+
+/** Which pending announcements to leave out of a fetch (all when empty). */
+export interface OutboxFilter {
+  /** Only these kinds. */
+  kinds?: readonly AnnouncementKind[];
+  /** Not these (the notifier's queue holds them already). */
+  skipIds?: readonly number[];
+  /** Not in these channels (their queue is full). */
+  skipChannels?: readonly string[];
 }
 
 export interface PollSchedule {
@@ -232,16 +244,24 @@ export interface Store extends BudgetStore {
   ): Promise<void>;
 
   /**
-   * Leases threads whose root message is behind what they hold (coalescing: one update
-   * however many changes piled up), so that one replica at a time brings each up to date.
+   * Threads whose root message is behind what they hold and that no live lease holds, not
+   * leased by this: roots never edited since they were posted first (that edit answers the
+   * `/agent` that posted them: started, or could not start), then the oldest change.
    */
-  claimRootUpdates(now: number, limit: number, lease: Lease): Promise<JobThread[]>;
+  pendingRootUpdates(now: number, limit: number, skipIds?: readonly number[]): Promise<JobThread[]>;
+  /**
+   * Leases one root update if it is still due and free, right before it is made, and
+   * returns the thread as it is now (coalescing: one update however many changes piled up);
+   * undefined if it is shown already or another replica holds it.
+   */
+  claimRootUpdate(threadId: number, now: number, lease: Lease): Promise<JobThread | undefined>;
   /** The root now shows `version` (never moves back); releases `owner`'s lease. */
   markRootShown(threadId: number, version: number, owner: string): Promise<void>;
   /** Slack said "later": keep the lease until then, so nobody asks sooner. */
   deferRootUpdate(threadId: number, owner: string, until: number): Promise<void>;
 
-  pendingAnnouncements(now: number, limit: number): Promise<OutboxItem[]>;
+  /** Announcements due and not sent, oldest first; `filter` leaves some out. */
+  pendingAnnouncements(now: number, limit: number, filter?: OutboxFilter): Promise<OutboxItem[]>;
   /**
    * Counts an attempt before it is made, so a crash mid-post is known on restart, and
    * leases the item until `leaseUntil` (it is not pending meanwhile). Only succeeds if the

@@ -183,6 +183,46 @@ describe('FakeSlack with @slack/web-api', () => {
     });
   });
 
+  it("enforces Slack's limits when asked: posts per channel, updates per workspace", async () => {
+    const strict = new WebClient(BOT_TOKEN, {
+      slackApiUrl: slack.url,
+      rejectRateLimitedCalls: true,
+      retryConfig: { retries: 0 },
+      ...quiet,
+    });
+    const post = (channel: string) => strict.chat.postMessage({ channel, text: 'hi' });
+    // Off by default: a burst goes through.
+    for (let i = 0; i < 5; i++) await post('C0');
+    let t = 1_000_000;
+    slack.enforceRateLimits(undefined, () => t);
+    // A burst of three in one channel, then 429 with Retry-After; another channel is not held.
+    for (let i = 0; i < 3; i++) await post('C1');
+    await expect(post('C1')).rejects.toMatchObject({ code: 'slack_webapi_rate_limited_error' });
+    const limited = slack.callsTo('chat.postMessage').at(-1);
+    expect(limited).toMatchObject({ status: 429, response: { ok: false, error: 'ratelimited' } });
+    await post('C2');
+    expect(slack.history('C1')).toHaveLength(3); // the refused call did nothing
+    t += 999;
+    await expect(post('C1')).rejects.toMatchObject({ retryAfter: 1 });
+    t += 1;
+    await post('C1'); // one a second, refused calls not counted
+    await expect(post('C1')).rejects.toMatchObject({ retryAfter: 1 });
+
+    // chat.update: Tier 3 for the whole workspace, a burst of ten, then 50 a minute.
+    const { ts } = await post('C3');
+    const update = (text: string) => strict.chat.update({ channel: 'C3', ts: ts!, text });
+    for (let i = 0; i < 10; i++) await update(`v${i}`);
+    await expect(update('late')).rejects.toMatchObject({ retryAfter: 2 }); // 1.2 s, whole seconds
+    await post('C4'); // posts are not held by the updates' budget
+    t += 1_200;
+    await update('v10');
+    expect(slack.history('C3')[0]?.text).toBe('v10');
+    expect(slack.callsTo('chat.update').filter((c) => c.status === 429)).toHaveLength(1);
+
+    slack.enforceRateLimits(false);
+    for (let i = 0; i < 5; i++) await post('C1');
+  });
+
   it('takes a filesUploadV2 upload into files and shares it in the thread', async () => {
     const root = slack.addUserMessage({ channel: 'C1', user: 'U1', text: 'report please' });
     const bytes = Buffer.from('# Report\n\nAll good.\n');

@@ -88,6 +88,18 @@ export interface StoredFile {
 
 type Answer = { status: number; body: unknown; headers?: Record<string, string> };
 
+/** Slack's published limits, as the fake enforces them once asked to (`enforceRateLimits`). */
+export interface RateLimits {
+  /** chat.postMessage, per channel: about one a second, short bursts allowed. */
+  postMessage: { perSecond: number; burst: number };
+  /** chat.update, per workspace: Tier 3, about 50 a minute, bursts allowed. */
+  update: { perMinute: number; burst: number };
+}
+export const SLACK_RATE_LIMITS: RateLimits = {
+  postMessage: { perSecond: 1, burst: 3 },
+  update: { perMinute: 50, burst: 10 },
+};
+
 const isObj = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
 const str = (v: unknown): string | undefined =>
   typeof v === 'string' && v !== '' ? v : typeof v === 'number' ? String(v) : undefined;
@@ -128,6 +140,13 @@ export class FakeSlack {
   private readonly faults: { method: string; fault: Fault; remaining: number }[] = [];
   private readonly latency = new Map<string, number>();
   private readonly waiters = new Set<() => boolean>();
+  private limiter:
+    | {
+        limits: RateLimits;
+        now: () => number;
+        buckets: Map<string, { tokens: number; at: number }>;
+      }
+    | undefined;
   private readonly handlers: Map<string, (a: Json) => Json>;
   private readonly server: Server;
   private readonly socketMode: SocketModeUrls | undefined;
@@ -207,6 +226,16 @@ export class FakeSlack {
    */
   setLatency(method: string, ms: number): void {
     this.latency.set(method, ms);
+  }
+
+  /**
+   * From now on, answer like Slack does past its limits: a chat.postMessage beyond the
+   * channel's pace, or a chat.update beyond the workspace's Tier 3 budget, gets HTTP 429
+   * with `Retry-After` (whole seconds) and does nothing. Refused calls do not count. Off by
+   * default; `false` turns it off again. `now` is the clock the buckets refill on.
+   */
+  enforceRateLimits(limits: RateLimits | false = SLACK_RATE_LIMITS, now = Date.now): void {
+    this.limiter = limits ? { limits, now, buckets: new Map() } : undefined;
   }
 
   /** Kick the bot out of a channel: posts there now fail with not_in_channel, as in Slack. */
@@ -299,7 +328,8 @@ export class FakeSlack {
       handler ? (authError(method, token) ?? handler(args)) : fail('unknown_method');
     const fault = this.takeFault(method);
     if (fault?.tookEffect) work();
-    this.answer(res, method, args, fault?.answer ?? { status: 200, body: work() });
+    const limited = fault ? undefined : this.rateLimited(method, args);
+    this.answer(res, method, args, fault?.answer ?? limited ?? { status: 200, body: work() });
   }
 
   private uploadBytes(id: string, req: IncomingMessage, body: Buffer, res: ServerResponse): void {
@@ -376,6 +406,32 @@ export class FakeSlack {
     }
     const body = f.status === 503 ? 'Service Unavailable' : 'Internal Server Error';
     return { answer: { status: f.status, body }, tookEffect: f.tookEffect === true };
+  }
+
+  /** A token bucket per channel (posts) or for the workspace (updates); 429 when empty. */
+  private rateLimited(method: string, args: Json): Answer | undefined {
+    const l = this.limiter;
+    if (!l) return undefined;
+    const { postMessage: post, update } = l.limits;
+    const rule =
+      method === 'chat.postMessage'
+        ? { key: `post:${str(args.channel)}`, perMs: post.perSecond / 1000, burst: post.burst }
+        : method === 'chat.update'
+          ? { key: 'update', perMs: update.perMinute / 60_000, burst: update.burst }
+          : undefined;
+    if (!rule) return undefined;
+    const t = l.now();
+    const b = l.buckets.get(rule.key) ?? { tokens: rule.burst, at: t };
+    b.tokens = Math.min(rule.burst, b.tokens + (t - b.at) * rule.perMs);
+    b.at = t;
+    l.buckets.set(rule.key, b);
+    if (b.tokens >= 1) {
+      b.tokens -= 1;
+      return undefined;
+    }
+    const retryAfterSec = Math.max(1, Math.ceil((1 - b.tokens) / rule.perMs / 1000));
+    const headers = { 'retry-after': String(retryAfterSec) };
+    return { status: 429, body: fail('ratelimited'), headers };
   }
 
   // ---- state ---------------------------------------------------------------------------------

@@ -126,7 +126,10 @@ export class Harness {
 
   /** `apiRetry` is merged over the harness's fast defaults. */
   async start(
-    extra: Pick<BotOptions, 'digest' | 'apiRetry' | 'pendingRootMs' | 'work'> = {},
+    extra: Pick<
+      BotOptions,
+      'digest' | 'apiRetry' | 'pendingRootMs' | 'channelGapMs' | 'updateLimit' | 'work'
+    > = {},
   ): Promise<void> {
     this.bot = await this.#startBot(this.env, this.logChunks, extra, (store) => {
       this.botStore = store;
@@ -153,7 +156,10 @@ export class Harness {
   async #startBot(
     env: Record<string, string>,
     chunks: string[],
-    extra: Pick<BotOptions, 'digest' | 'apiRetry' | 'pendingRootMs' | 'work'>,
+    extra: Pick<
+      BotOptions,
+      'digest' | 'apiRetry' | 'pendingRootMs' | 'channelGapMs' | 'updateLimit' | 'work'
+    >,
     onStore: (store: Store) => void = () => {},
   ): Promise<Bot> {
     const r = loadConfig(env);
@@ -166,7 +172,9 @@ export class Harness {
         },
       }),
       apiTimeoutMs: 2_000,
+      // Slack's pace and Tier 3 budget, sped up; a test of the limits passes the real ones.
       channelGapMs: 10,
+      updateLimit: { perMinute: 6_000, burst: 50 },
       followUpGraceMs: 300,
       troubleAfterMs: 1_000,
       openStore: async (url, log) => {

@@ -174,12 +174,12 @@ describe.each(engines)('store (%s)', (_name, setup) => {
     const t = await store.createThread(thread, 0);
     await store.attachJob(t.id, snap(), { nextPollAt: 10, pollIntervalMs: 10 }, 0);
     await store.claimDueJobs(10, 5, { owner: 'r1', until: 10_000 });
-    await store.claimRootUpdates(10, 5, { owner: 'r1', until: 10_000 });
+    await store.claimRootUpdate(t.id, 10, { owner: 'r1', until: 10_000 });
     await store.releaseLeases('r2');
     expect(await store.claimDueJobs(20, 5, { owner: 'r2', until: 10_000 })).toEqual([]);
     await store.releaseLeases('r1');
     expect(await store.claimDueJobs(20, 5, { owner: 'r2', until: 10_000 })).toHaveLength(1);
-    expect(await store.claimRootUpdates(20, 5, { owner: 'r2', until: 10_000 })).toHaveLength(1);
+    expect(await store.claimRootUpdate(t.id, 20, { owner: 'r2', until: 10_000 })).toBeDefined();
   });
 
   it('bumps the root version only when what the root shows changed', async () => {
@@ -200,18 +200,59 @@ describe.each(engines)('store (%s)', (_name, setup) => {
     const t = await store.createThread(thread, 0); // version 1, shown 1
     await store.attachJob(t.id, snap(), { nextPollAt: 1, pollIntervalMs: 1 }, 0); // 2
     await store.recordPoll(poll({ threadId: t.id, snapshot: snap({ status: 'completed' }) })); // 3
-    const [claimed, ...rest] = await store.claimRootUpdates(10, 10, { owner: 'r1', until: 100 });
-    expect(rest).toEqual([]);
+    const claim = (now: number, owner: string, until: number) =>
+      store.claimRootUpdate(t.id, now, { owner, until });
+    expect(await store.pendingRootUpdates(10, 10)).toMatchObject([{ id: t.id }]);
+    const claimed = await claim(10, 'r1', 100);
     expect(claimed).toMatchObject({ id: t.id, rootVersion: 3, rootShownVersion: 1 });
-    expect(await store.claimRootUpdates(10, 10, { owner: 'r2', until: 100 })).toEqual([]);
+    expect(await store.pendingRootUpdates(10, 10)).toEqual([]); // leased: not pending
+    expect(await claim(10, 'r2', 100)).toBeUndefined();
     // Slack said "later": the lease is kept until then.
     await store.deferRootUpdate(t.id, 'r1', 500);
-    expect(await store.claimRootUpdates(200, 10, { owner: 'r2', until: 900 })).toEqual([]);
-    expect(await store.claimRootUpdates(500, 10, { owner: 'r2', until: 900 })).toHaveLength(1);
+    expect(await claim(200, 'r2', 900)).toBeUndefined();
+    expect(await store.pendingRootUpdates(500, 10)).toHaveLength(1);
+    expect(await claim(500, 'r2', 900)).toBeDefined();
     await store.markRootShown(t.id, 3, 'r2');
-    expect(await store.claimRootUpdates(600, 10, { owner: 'r2', until: 900 })).toEqual([]);
+    expect(await store.pendingRootUpdates(600, 10)).toEqual([]);
+    expect(await claim(600, 'r2', 900)).toBeUndefined(); // shown: nothing to claim
     await store.markRootShown(t.id, 2, 'r1'); // a late, older update never moves it back
     expect((await store.getThread(t.id))?.rootShownVersion).toBe(3);
+  });
+
+  it('lists pending root updates unleased, never-edited roots first, leaving out the ones asked', async () => {
+    const shown = async (ts: string) => {
+      const t = await store.createThread({ ...thread, threadTs: ts }, 0);
+      await store.attachJob(
+        t.id,
+        snap({ jobId: `j${ts}` }),
+        { nextPollAt: null, pollIntervalMs: 1 },
+        0,
+      );
+      await store.claimRootUpdate(t.id, 0, { owner: 'r0', until: 1 });
+      await store.markRootShown(t.id, 2, 'r0');
+      await store.recordPoll(
+        poll({ threadId: t.id, snapshot: snap({ jobId: `j${ts}`, status: 'completed' }), now: 5 }),
+      );
+      return t;
+    };
+    const a = await shown('1.1'); // shown before, changed since
+    const b = await shown('1.2');
+    const refused = await store.createThread({ ...thread, threadTs: '1.3' }, 0);
+    await store.startFailed(refused.id, 'budget spent', 10); // its first edit since posted
+    const started = await store.createThread({ ...thread, threadTs: '1.4' }, 0);
+    await store.attachJob(
+      started.id,
+      snap({ jobId: 'j1.4' }),
+      { nextPollAt: null, pollIntervalMs: 1 },
+      20,
+    );
+    const ids = async (skip?: number[], limit = 10) =>
+      (await store.pendingRootUpdates(100, limit, skip)).map((t) => t.id);
+    expect(await ids()).toEqual([refused.id, started.id, a.id, b.id]);
+    expect(await ids(undefined, 1)).toEqual([refused.id]);
+    expect(await ids([refused.id, a.id])).toEqual([started.id, b.id]);
+    await store.claimRootUpdate(b.id, 100, { owner: 'r1', until: 200 });
+    expect(await ids()).toEqual([refused.id, started.id, a.id]);
   });
 
   it('ignores a poll answer from before a follow-up started a new round', async () => {
@@ -278,6 +319,30 @@ describe.each(engines)('store (%s)', (_name, setup) => {
     expect(await store.markAnnouncementSent(id, 2, 160)).toBe(true);
     expect(await store.pendingAnnouncements(1000, 10)).toEqual([]);
     expect(await store.markAnnouncementAttempt(id, 2, 2_000)).toBe(false); // sent stays sent
+  });
+
+  it('leaves out of the pending announcements the ids, channels and kinds asked', async () => {
+    const inChannel = async (channelId: string, ts: string, kind: 'completed' | 'notice') => {
+      const t = await store.createThread({ ...thread, channelId, threadTs: ts }, 0);
+      const a = { key: `k${ts}`, kind, prLink: null, detail: kind === 'notice' ? 'hi' : null };
+      await store.recordPoll(poll({ threadId: t.id, announcements: [a], now: 1 }));
+      return (await store.pendingAnnouncements(1, 100)).find((i) => i.announcement.key === a.key)!;
+    };
+    const a1 = await inChannel('CA', '1.1', 'completed');
+    const a2 = await inChannel('CA', '1.2', 'completed');
+    const b1 = await inChannel('CB', '2.1', 'completed');
+    const n1 = await inChannel('CA', '1.3', 'notice');
+    const ids = async (filter?: Parameters<Store['pendingAnnouncements']>[2], limit = 10) =>
+      (await store.pendingAnnouncements(5, limit, filter)).map((i) => i.id);
+    expect(await store.pendingAnnouncements(5, 1)).toEqual([
+      expect.objectContaining({ id: a1.id, channelId: 'CA', threadId: a1.threadId }),
+    ]);
+    expect(await ids()).toEqual([a1.id, a2.id, b1.id, n1.id]);
+    expect(await ids({ skipIds: [a1.id, b1.id] })).toEqual([a2.id, n1.id]);
+    expect(await ids({ skipChannels: ['CA'] })).toEqual([b1.id]);
+    expect(await ids({ kinds: ['notice'] })).toEqual([n1.id]);
+    expect(await ids({ kinds: [] })).toEqual([]);
+    expect(await ids({ skipIds: [a1.id], skipChannels: ['CB'] }, 1)).toEqual([a2.id]);
   });
 
   it('records a reply once, by its event or its own key, and moves it through its states', async () => {
@@ -438,6 +503,30 @@ describe.each(engines)('store (%s)', (_name, setup) => {
     const ids = claims.flat().map((t) => t.jobId);
     expect(ids).toHaveLength(30);
     expect(new Set(ids).size).toBe(30);
+  });
+
+  it('leases each root update to one of two racing replicas', async () => {
+    const b = await another();
+    const threads = [];
+    for (let i = 0; i < 20; i++) {
+      const t = await store.createThread({ ...thread, threadTs: `6.${i}` }, 0);
+      threads.push(
+        await store.attachJob(
+          t.id,
+          snap({ jobId: `j${i}` }),
+          { nextPollAt: null, pollIntervalMs: 1 },
+          0,
+        ),
+      );
+    }
+    // Both replicas queued every root; each tries every one when its turn comes.
+    const claims = await Promise.all(
+      threads.flatMap((t) =>
+        [store, b].map((s, r) => s.claimRootUpdate(t.id, 10, { owner: `r${r}`, until: 1_000 })),
+      ),
+    );
+    const won = claims.filter((c) => c !== undefined).map((c) => c.id);
+    expect(won.sort((x, y) => x - y)).toEqual(threads.map((t) => t.id));
   });
 
   it('lets one of two racing replicas claim a Slack event', async () => {
