@@ -8,12 +8,16 @@
 import { fork } from 'node:child_process';
 import { availableParallelism } from 'node:os';
 import { fileURLToPath } from 'node:url';
+import { benchColdStart } from './coldstart.ts';
+import { benchFollowUp } from './followup.ts';
 import { type BenchOptions, type BenchResult, median } from './measure.ts';
 import { benchAggregate, benchEndToEnd } from './report.ts';
 
 const BENCHES: Record<string, (o: BenchOptions) => Promise<BenchResult>> = {
   'report.end-to-end': (o) => benchEndToEnd(o.quick ? 1 : 3),
   'report.aggregate': (o) => benchAggregate(o.quick ? 2 : 5),
+  followup: benchFollowUp,
+  coldstart: benchColdStart,
 };
 
 const quick = process.argv.includes('--quick');
