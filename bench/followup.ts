@@ -8,6 +8,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { AGENT_USES_PER_HOUR, type Bot, startBot } from '../src/bot.ts';
 import { loadConfig } from '../src/config.ts';
 import { openStore } from '../src/store/open.ts';
@@ -190,6 +191,9 @@ interface RunResult {
   wallMs: number;
   rssMb: number;
   heapMb: number;
+  /** Longest stall of this process's event loop (bot, fakes and sender) while measuring. */
+  loopDelayMaxMs: number;
+  gcMs: number;
   problems: number;
 }
 
@@ -255,6 +259,8 @@ async function sendReplies(
     const ackMs: number[] = [];
     const acks: Promise<void>[] = [];
     const probe = startMemoryProbe();
+    const loop = monitorEventLoopDelay({ resolution: 5 });
+    loop.enable();
     const started = performance.now();
     for (let i = 0; i < shape.replies; i++) {
       await sleep(started + i * shape.gapMs - performance.now());
@@ -272,6 +278,7 @@ async function sendReplies(
       15_000,
     );
     const mem = probe.stop();
+    loop.disable();
     if (followUps.strays() > 0)
       throw new Error(`${followUps.strays()} follow-ups arrived twice or unasked`);
     return {
@@ -280,6 +287,8 @@ async function sendReplies(
       wallMs: followUps.lastArrival() - started,
       rssMb: mem.rss,
       heapMb: mem.heap,
+      loopDelayMaxMs: loop.max / 1e6,
+      gcMs: mem.gcMs,
       problems: rig.problems.length,
     };
   } finally {
@@ -299,7 +308,8 @@ export async function benchFollowUp(o: BenchOptions): Promise<BenchResult> {
       log(
         `followup ${mode} run ${run + 1}/${shape.runs}: p50 ${percentile(r.latencyMs, 50).toFixed(1)} ms, ` +
           `p99 ${percentile(r.latencyMs, 99).toFixed(1)} ms, max ${Math.max(...r.latencyMs).toFixed(1)} ms, ` +
-          `ack p50 ${percentile(r.ackMs, 50).toFixed(1)} ms, ${r.problems} warn/error log lines`,
+          `ack p50 ${percentile(r.ackMs, 50).toFixed(1)} ms; event loop stalled ≤ ${r.loopDelayMaxMs.toFixed(1)} ms, ` +
+          `GC ${r.gcMs.toFixed(0)} ms; ${r.problems} warn/error log lines`,
       );
     }
   }
