@@ -328,6 +328,7 @@ function summarize(results: Record<Mode, RunResult[]>, shape: Shape): BenchResul
       { name: `${mode} reply→POST p50`, unit: 'ms', runs: p(50) },
       { name: `${mode} reply→POST p99`, unit: 'ms', runs: p(99), target: `< ${TARGET_P99_MS} ms` },
       { name: `${mode} ack p50`, unit: 'ms', runs: rs.map((r) => percentile(r.ackMs, 50)) },
+      { name: `${mode} event-loop stall max`, unit: 'ms', runs: rs.map((r) => r.loopDelayMaxMs) },
     );
     const all = rs.flatMap((r) => r.latencyMs);
     notes.push(
