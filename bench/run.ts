@@ -9,15 +9,19 @@ import { fork } from 'node:child_process';
 import { availableParallelism } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { benchAck } from './ack/index.ts';
+import { benchColdStart } from './coldstart.ts';
+import { benchFollowUp } from './followup.ts';
 import { type BenchOptions, type BenchResult, median } from './measure.ts';
 import { benchNotifier } from './notifier.ts';
 import { benchAggregate, benchEndToEnd } from './report.ts';
 
 const BENCHES: Record<string, (o: BenchOptions) => Promise<BenchResult>> = {
   ack: (o) => benchAck(o),
+  followup: benchFollowUp,
+  notifier: benchNotifier,
+  coldstart: benchColdStart,
   'report.end-to-end': (o) => benchEndToEnd(o.quick ? 1 : 3),
   'report.aggregate': (o) => benchAggregate(o.quick ? 2 : 5),
-  notifier: benchNotifier,
 };
 
 const quick = process.argv.includes('--quick');

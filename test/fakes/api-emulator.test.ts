@@ -285,6 +285,25 @@ describe('faults', () => {
   });
 });
 
+describe('request log', () => {
+  it('onRequest sees each request once it is recorded, before it is answered', async () => {
+    const seen: { kind: unknown; body: unknown; status: number | null }[] = [];
+    const stop = api.onRequest((r) => seen.push({ kind: r.kind, body: r.body, status: r.status }));
+    api.inject('create', { refuse: true });
+    await expect(create('refused')).rejects.toThrow();
+    const id = await createdId();
+    await call('POST', `${JOBS}/${id}/message`, { body: { prompt: 'more' } });
+    stop();
+    await call('GET', `${JOBS}/${id}`);
+    expect(seen).toEqual([
+      { kind: 'create', body: { prompt: 'refused' }, status: null },
+      { kind: 'create', body: { prompt: 'Document the webhooks API' }, status: null },
+      { kind: 'message', body: { prompt: 'more' }, status: null },
+    ]);
+    expect(api.requests).toHaveLength(4);
+  });
+});
+
 describe('visitors analytics', () => {
   const FROM = '2026-03-01';
   const TO = '2026-06-01';

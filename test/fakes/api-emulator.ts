@@ -153,6 +153,7 @@ export class ApiEmulator {
   private readonly latency = new Map<RequestKind | undefined, number>();
   private readonly created: EmulatedJob[] = [];
   private readonly omitted = new Map<string, JobField[]>();
+  private readonly arrivals = new Set<(rec: RecordedRequest) => void>();
   private readonly opts: { apiKey: string; projectId: string; readOnlyKeys: string[] };
   private readonly now: () => number;
   private site = { paths: [] as string[], seed: 1, base: [] as number[], popular: [] as boolean[] };
@@ -172,7 +173,7 @@ export class ApiEmulator {
       this.sockets.add(s);
       s.on('close', () => this.sockets.delete(s));
     });
-    server.on('request', (req, res) => void this.onRequest(req, res));
+    server.on('request', (req, res) => void this.receive(req, res));
   }
 
   /** `now` lets tests pin the clock used for createdAt and the default analytics range. */
@@ -266,6 +267,16 @@ export class ApiEmulator {
     return this.requests.filter((r) => r.kind === kind);
   }
 
+  /**
+   * Calls `listener` with each request as soon as it is recorded (body read, nothing answered
+   * yet, faults included); returns the unsubscribe. `at` is a wall clock in whole ms: a
+   * benchmark that needs finer time reads its own clock here.
+   */
+  onRequest(listener: (rec: RecordedRequest) => void): () => void {
+    this.arrivals.add(listener);
+    return () => void this.arrivals.delete(listener);
+  }
+
   // ---- test controls: analytics ----
 
   /** Replaces the site: realistic paths first, then `/guides/page-NNNN` up to `paths` in all. */
@@ -299,7 +310,7 @@ export class ApiEmulator {
 
   // ---- HTTP ----
 
-  private async onRequest(req: IncomingMessage, res: ServerResponse): Promise<void> {
+  private async receive(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const chunks: Buffer[] = [];
     for await (const c of req) chunks.push(c as Buffer);
     const raw = Buffer.concat(chunks).toString('utf8');
@@ -323,6 +334,7 @@ export class ApiEmulator {
       fault,
     };
     this.requests.push(rec);
+    for (const listener of this.arrivals) listener(rec);
 
     if (fault && 'refuse' in fault) return void req.socket.destroy();
     if (fault && 'status' in fault) {
