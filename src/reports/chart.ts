@@ -1,5 +1,4 @@
 import { createRequire } from 'node:module';
-import { Resvg } from '@resvg/resvg-js';
 
 /** One bar group on the x axis: a day ('Nov 15') or a week ('Nov 3–9'). */
 export interface ChartPoint {
@@ -192,6 +191,8 @@ export function renderVisitorsChart(
   opts: { title: string; subtitle?: string },
 ): { png: Buffer; width: number; height: number; svg: string } {
   const svg = buildSvg(points, opts);
+  // The renderer (a native addon) loads on the first chart, not at every start.
+  const { Resvg } = require('@resvg/resvg-js') as typeof import('@resvg/resvg-js');
   const image = new Resvg(svg, {
     font: { fontFiles: FONT_FILES, loadSystemFonts: false, defaultFontFamily: 'Inter' },
     fitTo: { mode: 'original' },

@@ -1,5 +1,4 @@
 import type { Logger } from '../log.ts';
-import { openPostgresStore } from './postgres.ts';
 import { openSqliteStore } from './sqlite.ts';
 import type { Store } from './types.ts';
 
@@ -7,5 +6,7 @@ import type { Store } from './types.ts';
 export async function openStore(databaseUrl: string, log: Logger): Promise<Store> {
   if (databaseUrl.startsWith('sqlite:'))
     return openSqliteStore(databaseUrl.slice('sqlite:'.length));
+  // Loaded only when used: the PostgreSQL client is not needed by a SQLite deployment.
+  const { openPostgresStore } = await import('./postgres.ts');
   return openPostgresStore(databaseUrl, { log });
 }
