@@ -13,6 +13,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { BUSY_TEXT } from '../../src/slack/listeners/agent-command.ts';
 import { FakeSocketMode } from '../../test/fakes/socket-mode.ts';
 import { freePort } from '../../test/helpers/net.ts';
 import { formEncode, signSlackRequest, slashCommand } from '../../test/helpers/slack-requests.ts';
@@ -26,6 +27,8 @@ const SECRETS = {
   projectId: 'proj_bench',
 };
 const CHANNELS = 20;
+/** Acks that said the bot was too busy to take the command (its work queue was full). */
+let busy = 0;
 /** `BENCH_ACK_MODES=socket` runs one mode (when profiling with `BENCH_CPU_PROF=<dir>`). */
 const MODES = (process.env.BENCH_ACK_MODES ?? 'http,socket')
   .split(',')
@@ -153,20 +156,26 @@ async function httpSender(port: number, urls: string[]): Promise<(i: number) => 
       },
       body,
     });
-    await res.arrayBuffer();
+    const text = await res.text();
     if (res.status !== 200) throw new Error(`ack answered ${res.status}`);
+    if (text.includes(BUSY_TEXT)) busy++;
   };
 }
 
 function socketSender(socket: FakeSocketMode, urls: string[]): (i: number) => Promise<void> {
   return async (i) => {
-    await socket.send('slash_commands', commandFields(i, urls[i]!), { timeoutMs: 10_000 });
+    const ack = await socket.send('slash_commands', commandFields(i, urls[i]!), {
+      timeoutMs: 10_000,
+    });
+    if (JSON.stringify(ack.payload ?? '').includes(BUSY_TEXT)) busy++;
   };
 }
 
 interface Pair {
   bot: number[];
   bare: number[];
+  /** Of the bot's measured commands, how many were answered "busy". */
+  busy: number;
 }
 
 async function runPair(
@@ -194,7 +203,9 @@ async function runPair(
       const send = mode === 'http' ? await httpSender(app.port, urls) : socketSender(socket, urls);
       await drive(sizes.warmup, sizes.concurrency, send);
       const offset = sizes.warmup;
+      busy = 0;
       out[target] = await drive(sizes.n, sizes.concurrency, (i) => send(offset + i));
+      if (target === 'bot') out.busy = busy;
     } finally {
       await stopTarget(app.child);
     }
@@ -215,10 +226,14 @@ export async function benchAck(o: BenchOptions): Promise<BenchResult> {
   const started = performance.now();
   try {
     for (const mode of MODES) {
-      const fig = { botP50: [], botP99: [], bareP50: [], bareP99: [], ratio: [] } as Record<
-        string,
-        number[]
-      >;
+      const fig = {
+        botP50: [],
+        botP99: [],
+        bareP50: [],
+        bareP99: [],
+        ratio: [],
+        busy: [],
+      } as Record<string, number[]>;
       for (let round = 0; round < sizes.rounds; round++) {
         const pair = await runPair(mode, round, sizes, fakes, socket, dir);
         const p = (xs: number[], q: number) => percentile(xs, q);
@@ -227,9 +242,10 @@ export async function benchAck(o: BenchOptions): Promise<BenchResult> {
         fig.bareP50!.push(p(pair.bare, 50));
         fig.bareP99!.push(p(pair.bare, 99));
         fig.ratio!.push(p(pair.bot, 99) / p(pair.bare, 99));
+        fig.busy!.push(pair.busy);
         log(
           `${mode} round ${round + 1}: bot p50 ${p(pair.bot, 50).toFixed(1)} p99 ${p(pair.bot, 99).toFixed(1)} ms, ` +
-            `bare p50 ${p(pair.bare, 50).toFixed(1)} p99 ${p(pair.bare, 99).toFixed(1)} ms`,
+            `bare p50 ${p(pair.bare, 50).toFixed(1)} p99 ${p(pair.bare, 99).toFixed(1)} ms; bot answered busy ${pair.busy}×`,
         );
       }
       metrics.push(
@@ -238,6 +254,7 @@ export async function benchAck(o: BenchOptions): Promise<BenchResult> {
         { name: `${mode} bare Bolt ack p50`, unit: 'ms', runs: fig.bareP50! },
         { name: `${mode} bare Bolt ack p99`, unit: 'ms', runs: fig.bareP99! },
         { name: `${mode} ratio p99 bot/bare`, unit: '×', runs: fig.ratio!, target: '≤ 1.5×' },
+        { name: `${mode} answered "busy"`, unit: 'cmds', runs: fig.busy! },
       );
     }
     notes.push(
