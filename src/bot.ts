@@ -91,6 +91,8 @@ export async function startBot(config: Config, opts: BotOptions = {}): Promise<B
  * large enough for a burst of commands.
  */
 const FOLLOW_ON_WORK = { concurrency: 4, capacity: 1_000 };
+/** How soon the notifier shows a change made by a start or a follow-up. */
+const SHOW_WITHIN_MS = 20;
 
 /** Builds and starts every part; each registers its stop as soon as it exists. */
 async function assemble(config: Config, opts: BotOptions, log: Logger, teardown: Teardown) {
@@ -297,7 +299,8 @@ function startBackground(deps: {
   });
   teardown.add('housekeeping', () => housekeeping.stop());
   return (pollAt) => {
-    notifier.kick();
+    // A burst of starts makes one notifier pass every few milliseconds, not one each.
+    notifier.kickAt(Date.now() + SHOW_WITHIN_MS);
     if (pollAt !== undefined) poller.kickAt(pollAt);
   };
 }
