@@ -149,8 +149,8 @@ function migrations(kind: Engine['kind']): Record<string, Migration> {
     },
     '0006_poll_pool': {
       async up(db: Kysely<unknown>) {
-        // When what a thread shows last changed (job attached, follow-up, a new status): a job
-        // is polled at the first delay for a while after it.
+        // When the job last moved (attached, followed up, a new status or PR link): it is
+        // polled at the first delay for a while after that.
         await db.schema.alterTable('job_threads').addColumn('changed_at', 'bigint').execute();
         // The poller's sleep asks when the soonest poll lease ends; few rows hold one.
         await db.schema

@@ -106,6 +106,10 @@ async function recordOne(
     return false;
   }
   const changed = p.snapshot !== null && shownChanged(current, p.snapshot);
+  // What the poller's schedule resets on: a new status or PR link, not a renamed model.
+  const moved =
+    p.snapshot !== null &&
+    (current.status !== p.snapshot.status || current.pr_link !== p.snapshot.prLink);
   await tx
     .updateTable('job_threads')
     .set((eb) => ({
@@ -114,7 +118,7 @@ async function recordOne(
       next_poll_at: p.schedule.nextPollAt,
       poll_interval_ms: p.schedule.pollIntervalMs,
       root_version: changed ? eb('root_version', '+', 1) : eb.ref('root_version'),
-      ...(changed ? { changed_at: p.now } : {}),
+      ...(moved ? { changed_at: p.now } : {}),
       updated_at: p.now,
       ...(p.failingSince === undefined ? {} : { poll_failing_since: p.failingSince }),
       ...release,

@@ -47,8 +47,8 @@ export interface JobThread {
   /** Since when polls keep failing in a way that will not fix itself (key, answer shape). */
   pollFailingSince: number | null;
   /**
-   * When what the thread shows last changed: the job attached, a follow-up sent, or a poll
-   * that saw something new. Null for threads from before it was kept.
+   * When the job last moved: attached, followed up, or seen with a new status or PR link.
+   * Null for threads from before it was kept.
    */
   changedAt: number | null;
 }
