@@ -14,6 +14,7 @@ import {
   Unavailable,
 } from './errors.ts';
 import { Job, type VisitorsPage, VisitorsPage as VisitorsPageSchema } from './schemas.ts';
+import { timeoutSignal } from './timeout.ts';
 
 export { parseRetryAfter } from './answers.ts';
 
@@ -271,8 +272,22 @@ export class ApiClient {
     if (this.#stopping.signal.aborted) throw new Stopped(call.operation, 'no');
     const url = new URL(this.#opts.baseUrl + call.path);
     for (const [k, v] of Object.entries(call.query ?? {})) url.searchParams.set(k, String(v));
-    const started = performance.now();
     const timeoutMs = Math.min(call.timeoutMs ?? this.#timeoutMs, this.#timeoutMs);
+    const timeout = timeoutSignal(timeoutMs);
+    try {
+      return await this.#exchange(call, url, timeout.signal, timeoutMs);
+    } finally {
+      timeout.clear();
+    }
+  }
+
+  async #exchange<S extends z.ZodType>(
+    call: Call<S>,
+    url: URL,
+    timeout: AbortSignal,
+    timeoutMs: number,
+  ): Promise<z.infer<S>> {
+    const started = performance.now();
     let res: Response;
     try {
       res = await fetch(url, {
@@ -286,7 +301,7 @@ export class ApiClient {
         signal: AbortSignal.any([
           this.#stopping.signal,
           ...(call.signal ? [call.signal] : []),
-          AbortSignal.timeout(timeoutMs),
+          timeout,
         ]),
       });
     } catch (err) {
