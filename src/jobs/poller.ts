@@ -53,6 +53,11 @@ const DEFAULT_CONCURRENCY = 16;
 const WRITE_WAIT_MS = 5;
 /** A longer Retry-After is taken as this: one odd header must not stop polling for hours. */
 const MAX_PAUSE_MS = 15 * 60_000;
+/**
+ * Least time between two claims when nothing is pressing: jobs falling due within it are
+ * claimed together rather than one query each (a twentieth of the first delay, 50 ms at most).
+ */
+const MAX_PASS_GAP_MS = 50;
 
 /**
  * Watches every unfinished job from one loop feeding a pool of at most `concurrency` polls:
@@ -77,8 +82,11 @@ export function startPoller(deps: PollerDeps): Loop {
   let waitingOnWriter = 0;
   let pausedUntil = 0;
   let crashedUntil = 0;
-  /** The last claim filled every free slot: more may be due, so a poll that ends kicks. */
+  /** The last claim filled every free slot: more may be due, so polls that end kick. */
   let backlog = false;
+  const passGapMs = Math.min(MAX_PASS_GAP_MS, Math.floor(backoff.baseMs / 20));
+  /** Under a backlog, slots are refilled a few at a time, not one claim per poll that ends. */
+  const refill = Math.max(1, Math.floor(concurrency / 4));
   const alarm = createAlarm(() => loop.kick(), now);
 
   function rateLimited(err: RateLimited, jobId: string): number {
@@ -140,7 +148,7 @@ export function startPoller(deps: PollerDeps): Loop {
       }
     })().finally(() => {
       inHand.delete(work);
-      if (backlog) loop.kick();
+      if (backlog && concurrency - inHand.size >= refill) loop.kick();
     });
     inHand.add(work);
   }
@@ -162,7 +170,7 @@ export function startPoller(deps: PollerDeps): Loop {
     backlog = batch.length === free;
     if (backlog) return alarm.planned(null);
     const next = await store.nextDueAt();
-    return alarm.planned(next === null ? null : Math.max(0, next - now()));
+    return alarm.planned(next === null ? null : Math.max(passGapMs, next - now()));
   }
 
   const idleMs = Math.min(backoff.maxMs, 60_000);
