@@ -9,11 +9,13 @@ import { fork } from 'node:child_process';
 import { availableParallelism } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { type BenchOptions, type BenchResult, median } from './measure.ts';
+import { benchPoller } from './poller.ts';
 import { benchAggregate, benchEndToEnd } from './report.ts';
 
 const BENCHES: Record<string, (o: BenchOptions) => Promise<BenchResult>> = {
   'report.end-to-end': (o) => benchEndToEnd(o.quick ? 1 : 3),
   'report.aggregate': (o) => benchAggregate(o.quick ? 2 : 5),
+  poller: benchPoller,
 };
 
 const quick = process.argv.includes('--quick');
