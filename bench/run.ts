@@ -13,11 +13,13 @@ import { benchColdStart } from './coldstart.ts';
 import { benchFollowUp } from './followup.ts';
 import { type BenchOptions, type BenchResult, median } from './measure.ts';
 import { benchNotifier } from './notifier.ts';
+import { benchPoller } from './poller.ts';
 import { benchAggregate, benchEndToEnd } from './report.ts';
 
 const BENCHES: Record<string, (o: BenchOptions) => Promise<BenchResult>> = {
   ack: (o) => benchAck(o),
   followup: benchFollowUp,
+  poller: benchPoller,
   notifier: benchNotifier,
   coldstart: benchColdStart,
   'report.end-to-end': (o) => benchEndToEnd(o.quick ? 1 : 3),

@@ -49,6 +49,7 @@ export function createMetrics(sources: MetricsSources): Metrics {
       counters.polls.inc({ outcome });
       counters.pollLag.observe(Math.max(0, lagMs) / 1000);
     },
+    pollsPaused: () => counters.pollPauses.inc(),
     announcement: (result) => counters.announcements.inc({ result }),
     apiError: (operation, kind) => counters.apiErrors.inc({ operation, kind }),
     slackError: (method, code) =>
@@ -80,6 +81,11 @@ function countersIn(registers: Registry[]) {
       name: 'docs_agent_poll_lag_seconds',
       help: 'How late a poll ran against its due time',
       buckets: LAG_BUCKETS_S,
+      registers,
+    }),
+    pollPauses: new Counter({
+      name: 'docs_agent_poll_pauses_total',
+      help: 'Times the Mintlify API answered a poll 429 and all polling paused until its Retry-After',
       registers,
     }),
     announcements: new Counter({

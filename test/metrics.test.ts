@@ -22,6 +22,13 @@ describe('metrics', () => {
     expect(sampleValue(s, 'docs_agent_poll_lag_seconds_bucket', { le: '0.05' })).toBe(1);
   });
 
+  it('counts the pauses of all polling after a 429', async () => {
+    const m = createMetrics(sources());
+    expect(sampleValue(await read(m), 'docs_agent_poll_pauses_total')).toBe(0);
+    m.pollsPaused(30_000);
+    expect(sampleValue(await read(m), 'docs_agent_poll_pauses_total')).toBe(1);
+  });
+
   it('keeps Slack error codes to codes: anything else is "other"', async () => {
     const m = createMetrics(sources());
     m.slackError('chat.update', 'message_not_found');

@@ -14,6 +14,7 @@ import {
   Unavailable,
 } from './errors.ts';
 import { Job, type VisitorsPage, VisitorsPage as VisitorsPageSchema } from './schemas.ts';
+import { timeoutSignal } from './timeout.ts';
 
 export { parseRetryAfter } from './answers.ts';
 
@@ -71,6 +72,18 @@ interface Call<S extends z.ZodType> {
   what: string;
   budget: Budget | undefined;
   signal?: AbortSignal | undefined;
+  /** This call's own attempts after the first, and timeout per attempt (at most the client's). */
+  retries?: number | undefined;
+  timeoutMs?: number | undefined;
+}
+
+/** A read's own limits: a caller that retries on its own schedule asks for one short attempt. */
+export interface ReadOptions {
+  signal?: AbortSignal;
+  /** Attempts after the first (default: the client's retry table). */
+  retries?: number;
+  /** Per attempt; never longer than the client's own timeout. */
+  timeoutMs?: number;
 }
 
 /** The service's client: every response validated, typed errors, one retry policy. */
@@ -130,10 +143,15 @@ export class ApiClient {
     });
   }
 
-  /** `signal` lets a shutdown cut an in-flight poll and its retries short. */
-  getJob(jobId: string, opts: { signal?: AbortSignal } = {}): Promise<Job> {
+  /**
+   * `signal` lets a shutdown cut an in-flight poll and its retries short; the poller asks
+   * for a single short attempt (`retries`, `timeoutMs`): its schedule is the retry.
+   */
+  getJob(jobId: string, opts: ReadOptions = {}): Promise<Job> {
     return this.#call({
       signal: opts.signal,
+      retries: opts.retries,
+      timeoutMs: opts.timeoutMs,
       operation: 'job.get',
       method: 'GET',
       path: this.#agentPath(`/job/${encodeURIComponent(jobId)}`),
@@ -167,7 +185,10 @@ export class ApiClient {
   }
 
   async #call<S extends z.ZodType>(call: Call<S>): Promise<z.infer<S>> {
-    const retry = this.#retry;
+    const retry = {
+      ...this.#retry,
+      ...(call.retries === undefined ? {} : { retries: call.retries }),
+    };
     const stop = this.#stopping.signal;
     const signal = call.signal ? AbortSignal.any([call.signal, stop]) : stop;
     const waitable = (err: unknown) =>
@@ -251,6 +272,21 @@ export class ApiClient {
     if (this.#stopping.signal.aborted) throw new Stopped(call.operation, 'no');
     const url = new URL(this.#opts.baseUrl + call.path);
     for (const [k, v] of Object.entries(call.query ?? {})) url.searchParams.set(k, String(v));
+    const timeoutMs = Math.min(call.timeoutMs ?? this.#timeoutMs, this.#timeoutMs);
+    const timeout = timeoutSignal(timeoutMs);
+    try {
+      return await this.#exchange(call, url, timeout.signal, timeoutMs);
+    } finally {
+      timeout.clear();
+    }
+  }
+
+  async #exchange<S extends z.ZodType>(
+    call: Call<S>,
+    url: URL,
+    timeout: AbortSignal,
+    timeoutMs: number,
+  ): Promise<z.infer<S>> {
     const started = performance.now();
     let res: Response;
     try {
@@ -265,17 +301,17 @@ export class ApiClient {
         signal: AbortSignal.any([
           this.#stopping.signal,
           ...(call.signal ? [call.signal] : []),
-          AbortSignal.timeout(this.#timeoutMs),
+          timeout,
         ]),
       });
     } catch (err) {
-      throw this.#sendFailure(call, err);
+      throw this.#sendFailure(call, err, timeoutMs);
     }
     let text: string;
     try {
       text = await res.text();
     } catch (err) {
-      throw this.#sendFailure(call, err);
+      throw this.#sendFailure(call, err, timeoutMs);
     }
     const durationMs = Math.round(performance.now() - started);
     this.#log.debug({ operation: call.operation, status: res.status, durationMs }, 'api.response');
@@ -284,10 +320,10 @@ export class ApiClient {
   }
 
   /** Why a request on the wire ended without an answer. */
-  #sendFailure(call: Call<z.ZodType>, err: unknown): unknown {
+  #sendFailure(call: Call<z.ZodType>, err: unknown, timeoutMs: number): unknown {
     if (this.#stopping.signal.aborted) return new Stopped(call.operation, 'unknown');
     if (call.signal?.aborted) return call.signal.reason;
-    return networkError(call.operation, err, this.#timeoutMs);
+    return networkError(call.operation, err, timeoutMs);
   }
 }
 

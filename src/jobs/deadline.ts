@@ -1,4 +1,5 @@
 import { ApiError, Timeout } from '../api/errors.ts';
+import { timeoutSignal } from '../api/timeout.ts';
 
 /**
  * Runs an API call that must end within `ms` (the lease that covers the work), and within a
@@ -11,12 +12,18 @@ export async function withDeadline<T>(
   call: (signal: AbortSignal) => Promise<T>,
   stop?: AbortSignal,
 ): Promise<T> {
-  const deadline = AbortSignal.timeout(ms);
+  const deadline = timeoutSignal(ms);
   try {
-    return await call(stop ? AbortSignal.any([stop, deadline]) : deadline);
+    return await call(stop ? AbortSignal.any([stop, deadline.signal]) : deadline.signal);
   } catch (err) {
-    if (deadline.aborted && !(err instanceof ApiError && err.applied === 'no') && !stop?.aborted)
+    if (
+      deadline.signal.aborted &&
+      !(err instanceof ApiError && err.applied === 'no') &&
+      !stop?.aborted
+    )
       throw new Timeout(operation, ms);
     throw err;
+  } finally {
+    deadline.clear();
   }
 }

@@ -1,20 +1,14 @@
 import type { ApiClient } from '../api/client.ts';
-import {
-  ApiError,
-  Forbidden,
-  MalformedResponse,
-  NotFound,
-  RateLimited,
-  Unauthorized,
-} from '../api/errors.ts';
-import { isFinalStatus } from '../api/schemas.ts';
+import type { RateLimited } from '../api/errors.ts';
 import type { Logger } from '../log.ts';
-import type { Announcement, JobSnapshot, JobThread, PollRecord, Store } from '../store/types.ts';
-import { type BackoffOptions, nextPollDelay } from './backoff.ts';
-import { withDeadline } from './deadline.ts';
+import type { JobThread, Store } from '../store/types.ts';
+import type { BackoffOptions } from './backoff.ts';
 import { type Loop, startLoop } from './loop.ts';
-import { type JobMetrics, noJobMetrics, type PollOutcome } from './ports.ts';
-import { toSnapshot } from './snapshot.ts';
+import { createJobPoll } from './poll-job.ts';
+import { createPollWriter } from './poll-writer.ts';
+import { type JobMetrics, noJobMetrics } from './ports.ts';
+
+export { announcementKey } from './poll-job.ts';
 
 export interface PollerDeps {
   store: Store;
@@ -28,8 +22,14 @@ export interface PollerDeps {
    * no other replica polls the job meanwhile; a dead replica's jobs are taken over after.
    */
   leaseMs: number;
-  /** Jobs polled at the same time, at most. */
+  /** Jobs polled at the same time, at most (default 16). */
   concurrency?: number;
+  /**
+   * How long one poll's GET may take before its slot goes to the next job (one attempt, no
+   * client-side retries: the next poll is the retry). Default: the first poll delay, at
+   * least 1 s; never past the poll's deadline inside its lease.
+   */
+  requestTimeoutMs?: number;
   /**
    * How long after a follow-up a final status that may predate it is not believed (until
    * the job is seen active again). Default: three first-poll delays, at least 30 s.
@@ -40,7 +40,7 @@ export interface PollerDeps {
    * an answer we cannot read) before the thread is told. Default: 10 minutes.
    */
   troubleAfterMs?: number;
-  /** Called after a pass recorded something to announce or show. */
+  /** Called after a poll recorded something to announce or show. */
   onChange: () => void;
   metrics?: JobMetrics;
   now?: () => number;
@@ -48,209 +48,177 @@ export interface PollerDeps {
 }
 
 const CRASH_PAUSE_MS = 1_000;
-
-export function announcementKey(jobId: string, round: number, kind: string): string {
-  return `${jobId}:${round}:${kind}`;
-}
+const DEFAULT_CONCURRENCY = 16;
+/** How long a poll's outcome may wait for others to share its transaction. */
+const WRITE_WAIT_MS = 5;
+/** A longer Retry-After is taken as this: one odd header must not stop polling for hours. */
+const MAX_PAUSE_MS = 15 * 60_000;
+/**
+ * Least time between two claims when nothing is pressing: jobs falling due within it are
+ * claimed together rather than one query each (a twentieth of the first delay, 50 ms at most).
+ */
+const MAX_PASS_GAP_MS = 50;
 
 /**
- * Watches every unfinished job from one loop. Each poll's outcome is recorded (state,
- * next poll, announcements into the outbox) in one transaction before anything is said in
- * Slack; the notifier announces from the outbox.
+ * Watches every unfinished job from one loop feeding a pool of at most `concurrency` polls:
+ * as soon as a poll ends, the next due job is claimed (leased) and polled, so one slow job
+ * holds up one slot, not the others. Outcomes are recorded in small batches before
+ * anything is said in Slack; the notifier announces from the outbox. A 429 pauses every
+ * poll of this process until its Retry-After.
  */
 export function startPoller(deps: PollerDeps): Loop {
-  const { store, api, backoff, owner } = deps;
+  const { store, backoff, owner } = deps;
   const log = deps.log.child({ component: 'poller' });
   const now = deps.now ?? Date.now;
-  const concurrency = deps.concurrency ?? 4;
-  const followUpGraceMs = deps.followUpGraceMs ?? Math.max(3 * backoff.baseMs, 30_000);
-  const troubleAfterMs = deps.troubleAfterMs ?? 10 * 60_000;
+  const concurrency = Math.max(1, deps.concurrency ?? DEFAULT_CONCURRENCY);
   const metrics = deps.metrics ?? noJobMetrics;
-  // Aborted on stop, so that shutdown does not wait out a slow API and its retries.
+  // Aborted on stop, so that shutdown does not wait out a slow API.
   const stopping = new AbortController();
-  /** A poll (its retries included) ends well inside its lease. */
+  /** A poll (its record included) ends well inside its lease, counted from the claim. */
   const deadlineMs = Math.floor(deps.leaseMs * 0.8);
-  const record = (thread: JobThread, p: Omit<PollRecord, 'threadId' | 'round' | 'now' | 'owner'>) =>
-    store.recordPoll({ threadId: thread.id, round: thread.round, now: now(), owner, ...p });
+  const writer = createPollWriter({ store, maxWaitMs: WRITE_WAIT_MS, maxBatch: concurrency });
+  /** Jobs claimed and not yet done with: polling, or waiting for their outcome's write. */
+  const inHand = new Set<Promise<void>>();
+  let waitingOnWriter = 0;
+  let pausedUntil = 0;
+  let crashedUntil = 0;
+  /** The last claim filled every free slot: more may be due, so polls that end kick. */
+  let backlog = false;
+  const passGapMs = Math.min(MAX_PASS_GAP_MS, Math.floor(backoff.baseMs / 20));
+  /** Under a backlog, slots are refilled a few at a time, not one claim per poll that ends. */
+  const refill = Math.max(1, Math.floor(concurrency / 4));
+  const alarm = createAlarm(() => loop.kick(), now);
 
-  /** Polls one job; true when something changed that the notifier should show. */
-  async function pollOne(thread: JobThread): Promise<boolean> {
-    const jobId = thread.jobId;
-    if (!jobId) return false;
-    const lagMs = Math.max(0, now() - (thread.nextPollAt ?? now()));
-    const result = await poll(thread, jobId);
-    if (!result) return false;
-    metrics.poll(result.outcome, lagMs);
-    return result.show;
-  }
-
-  /**
-   * What one poll came to, and whether it left something to show or announce; undefined
-   * when a stop cut it short (it is polled again after the restart).
-   */
-  async function poll(
-    thread: JobThread,
-    jobId: string,
-  ): Promise<{ outcome: PollOutcome; show: boolean } | undefined> {
-    const started = performance.now();
-    try {
-      const job = await withDeadline(
-        'job.get',
-        deadlineMs,
-        (signal) => api.getJob(jobId, { signal }),
-        stopping.signal,
-      );
-      const snapshot = toSnapshot(job);
-      // Right after a follow-up the service may still report the previous round's final
-      // status before it picks up the new message: not the answer to the follow-up yet.
-      const early =
-        isFinalStatus(snapshot.status) &&
-        thread.followUpAt !== null &&
-        now() - thread.followUpAt < followUpGraceMs;
-      const final = isFinalStatus(snapshot.status) && !early;
-      const changed =
-        !early && (snapshot.status !== thread.status || snapshot.prLink !== thread.prLink);
-      const { intervalMs, delayMs } = nextPollDelay(
-        thread.pollIntervalMs,
-        changed,
-        backoff,
-        deps.random,
-      );
-      // A final status is announced even when it is the one we already knew (a job can be
-      // final in the create answer itself); the outbox key keeps it to once per round.
-      const announcements: Announcement[] = final ? [announce(jobId, thread.round, snapshot)] : [];
-      const recorded = await record(thread, {
-        snapshot: early ? null : snapshot,
-        schedule: { nextPollAt: final ? null : now() + delayMs, pollIntervalMs: intervalMs },
-        announcements,
-        failingSince: null,
-      });
-      if (!recorded) {
-        log.info({ jobId, threadId: thread.id }, 'poll.superseded');
-        return { outcome: 'superseded', show: false };
-      }
-      const durationMs = Math.round(performance.now() - started);
-      if (changed)
-        log.info(
-          { jobId, threadId: thread.id, from: thread.status, to: snapshot.status, durationMs },
-          'poll.changed',
-        );
-      else
-        log.debug(
-          { jobId, status: snapshot.status, nextInMs: delayMs, durationMs },
-          'poll.unchanged',
-        );
-      return { outcome: changed ? 'changed' : 'unchanged', show: changed || final };
-    } catch (err) {
-      if (stopping.signal.aborted) return undefined;
-      if (err instanceof NotFound) {
-        // The job is gone: say so once and stop asking.
-        const lost: JobSnapshot = { ...snapshotOf(thread, jobId), status: 'lost' };
-        const recorded = await record(thread, {
-          snapshot: lost,
-          schedule: { nextPollAt: null, pollIntervalMs: thread.pollIntervalMs },
-          announcements: [
-            { key: announcementKey(jobId, thread.round, 'lost'), kind: 'lost', prLink: null },
-          ],
-        });
-        // A follow-up started a new round meanwhile, or another replica took the job over.
-        if (!recorded) return { outcome: 'superseded', show: false };
-        log.warn({ jobId, threadId: thread.id }, 'poll.lost');
-        return { outcome: 'lost', show: true };
-      }
-      if (!(err instanceof ApiError)) throw err;
-      return { outcome: 'failed', show: await failed(thread, jobId, err) };
+  function rateLimited(err: RateLimited, jobId: string): number {
+    const until = now() + Math.min(err.retryAfterMs, MAX_PAUSE_MS);
+    if (until <= pausedUntil) return pausedUntil;
+    if (pausedUntil <= now()) {
+      log.warn({ jobId, retryAfterMs: err.retryAfterMs }, 'poll.rate_limited');
+      metrics.pollsPaused(until - now());
     }
+    pausedUntil = until;
+    return until;
   }
 
-  /**
-   * Transient or configuration trouble: keep the job, ask again later. A rejected key or an
-   * answer we cannot read will not fix itself quickly: wait the longest, and once it has
-   * lasted `troubleAfterMs`, say in the thread what is wrong (once per streak).
-   */
-  async function failed(thread: JobThread, jobId: string, err: ApiError): Promise<boolean> {
-    const lasting =
-      err instanceof Unauthorized || err instanceof Forbidden || err instanceof MalformedResponse;
-    const prev = lasting ? backoff.maxMs : Math.max(thread.pollIntervalMs, backoff.baseMs) * 2;
-    const { intervalMs, delayMs } = nextPollDelay(prev, false, backoff, deps.random);
-    const wait = err instanceof RateLimited ? Math.max(delayMs, err.retryAfterMs) : delayMs;
-    const since = lasting ? (thread.pollFailingSince ?? now()) : undefined;
-    const tell = since !== undefined && now() - since >= troubleAfterMs;
-    await record(thread, {
-      snapshot: null,
-      schedule: { nextPollAt: now() + wait, pollIntervalMs: intervalMs },
-      announcements: tell ? [trouble(jobId, thread.round, since, err, backoff.maxMs)] : [],
-      ...(since === undefined ? {} : { failingSince: since }),
+  const { pollJob, putOff } = createJobPoll({
+    api: deps.api,
+    log,
+    backoff,
+    owner,
+    followUpGraceMs: deps.followUpGraceMs ?? Math.max(3 * backoff.baseMs, 30_000),
+    troubleAfterMs: deps.troubleAfterMs ?? 10 * 60_000,
+    requestTimeoutMs: Math.min(
+      deadlineMs,
+      deps.requestTimeoutMs ?? Math.max(1_000, backoff.baseMs),
+    ),
+    record: (p) => {
+      waitingOnWriter++;
+      const written = writer.record(p).finally(() => {
+        waitingOnWriter--;
+      });
+      // Every job in hand is waiting on the writer: nothing more will join this batch.
+      if (waitingOnWriter >= inHand.size) writer.flush();
+      return written;
+    },
+    stopping: stopping.signal,
+    rateLimited,
+    now,
+    random: deps.random,
+  });
+
+  /** Polls a claimed job in a slot of its own. */
+  function dispatch(thread: JobThread, claimedAt: number): void {
+    const lagMs = Math.max(0, now() - (thread.nextPollAt ?? now()));
+    const work = (async () => {
+      try {
+        if (pausedUntil > now()) {
+          await putOff(thread, pausedUntil);
+          return;
+        }
+        const result = await pollJob(thread, claimedAt + deadlineMs - now());
+        if (!result) return;
+        metrics.poll(result.outcome, lagMs);
+        if (result.nextPollAt !== null) alarm.wakeBy(result.nextPollAt);
+        if (result.show) deps.onChange();
+      } catch (err) {
+        // The outcome could not be recorded (the database failing): the job stays leased
+        // until its lease ends. Pause before asking the API again rather than spinning.
+        crashedUntil = now() + CRASH_PAUSE_MS;
+        log.error({ err, threadId: thread.id }, 'poll.crashed');
+      }
+    })().finally(() => {
+      inHand.delete(work);
+      if (backlog && concurrency - inHand.size >= refill) loop.kick();
     });
-    log[lasting ? 'error' : 'warn']({ err, jobId, kind: err.kind, nextInMs: wait }, 'poll.failed');
-    return tell;
+    inHand.add(work);
   }
 
   async function pass(): Promise<number | null> {
-    // Claim only what is polled now: a job leased and left waiting behind others could
-    // outlive its lease and be polled by a second replica.
-    const batch = await store.claimDueJobs(now(), concurrency, {
+    alarm.planning();
+    const hold = Math.max(pausedUntil, crashedUntil) - now();
+    if (hold > 0) return alarm.planned(hold);
+    const free = concurrency - inHand.size;
+    backlog = free <= 0;
+    if (backlog) return alarm.planned(null);
+    // Claim only what is polled now: a job leased and left waiting could outlive its lease.
+    const claimedAt = now();
+    const batch = await store.claimDueJobs(claimedAt, free, {
       owner,
-      until: now() + deps.leaseMs,
+      until: claimedAt + deps.leaseMs,
     });
-    let changed = false;
-    let crashed = false;
-    const results = await Promise.allSettled(batch.map(pollOne));
-    for (const [j, r] of results.entries()) {
-      if (r.status === 'fulfilled') changed ||= r.value;
-      else {
-        crashed = true;
-        log.error({ err: r.reason, threadId: batch[j]?.id }, 'poll.crashed');
-      }
-    }
-    if (changed) deps.onChange();
-    // A poll whose outcome could not be recorded (the database failing) is still due:
-    // pause before asking the API again rather than spinning.
-    if (crashed) return CRASH_PAUSE_MS;
-    if (batch.length === concurrency) return 0; // more may be due: go on at once
+    for (const thread of batch) dispatch(thread, claimedAt);
+    backlog = batch.length === free;
+    if (backlog) return alarm.planned(null);
     const next = await store.nextDueAt();
-    return next === null ? null : Math.max(0, next - now());
+    return alarm.planned(next === null ? null : Math.max(passGapMs, next - now()));
   }
 
-  const loop = startLoop({ name: 'poller', log, idleMs: Math.min(backoff.maxMs, 60_000), pass });
+  const idleMs = Math.min(backoff.maxMs, 60_000);
+  const loop = startLoop({ name: 'poller', log, idleMs, pass });
   return {
     kick: loop.kick,
     kickAt: loop.kickAt,
     async stop() {
       stopping.abort(new Error('poller stopping'));
       await loop.stop();
+      alarm.clear();
+      // Polls that got their answer before the stop still record it.
+      await Promise.allSettled([...inHand]);
+      await writer.idle();
     },
   };
 }
 
-function announce(jobId: string, round: number, s: JobSnapshot): Announcement {
-  const kind = s.status === 'active' || s.status === 'lost' ? 'lost' : s.status;
-  return { key: announcementKey(jobId, round, kind), kind, prLink: s.prLink };
-}
-
-function snapshotOf(t: JobThread, jobId: string): JobSnapshot {
-  return {
-    jobId,
-    status: 'active',
-    model: t.model,
-    repository: t.repository,
-    ref: t.ref,
-    prLink: t.prLink,
+/**
+ * Wakes the loop before its planned time when a poll that ended asks to be polled again
+ * sooner than that (the loop planned its sleep while the poll was in flight).
+ */
+function createAlarm(kick: () => void, now: () => number) {
+  let plannedAt = Infinity;
+  let at = Infinity;
+  let timer: NodeJS.Timeout | undefined;
+  const clear = () => {
+    clearTimeout(timer);
+    timer = undefined;
+    at = Infinity;
   };
-}
-
-/** The thread's notice that its job cannot be checked on; one per failing streak. */
-function trouble(
-  jobId: string,
-  round: number,
-  since: number,
-  err: ApiError,
-  retryMs: number,
-): Announcement {
   return {
-    key: `${announcementKey(jobId, round, 'trouble')}:${since}`,
-    kind: 'notice',
-    prLink: null,
-    detail: `I can't check on this job right now: ${err.message}. I keep trying every ${Math.round(retryMs / 1000)} s and will post here when it moves on.`,
+    clear,
+    /** A pass runs: whatever ends meanwhile may need an earlier wake than it will plan. */
+    planning() {
+      clear();
+      plannedAt = Infinity;
+    },
+    /** The pass's answer: the loop sleeps this long (null: until kicked, or idle). */
+    planned(delayMs: number | null): number | null {
+      plannedAt = Math.min(at, delayMs === null ? Infinity : now() + delayMs);
+      return delayMs;
+    },
+    wakeBy(t: number) {
+      if (t >= plannedAt || t >= at) return;
+      clearTimeout(timer);
+      at = t;
+      timer = setTimeout(kick, Math.max(0, t - now()));
+    },
   };
 }

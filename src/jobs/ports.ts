@@ -53,6 +53,8 @@ export interface JobMetrics {
   followUp(outcome: FollowUpOutcome): void;
   /** A poll ran `lagMs` after it was due (0 or more). */
   poll(outcome: PollOutcome, lagMs: number): void;
+  /** The service answered a poll 429: all polling of this process pauses for `ms`. */
+  pollsPaused(ms: number): void;
   /** An outbox item was handled. */
   announcement(result: AnnouncementResult): void;
 }
@@ -62,6 +64,7 @@ export const noJobMetrics: JobMetrics = {
   jobCreated() {},
   followUp() {},
   poll() {},
+  pollsPaused() {},
   announcement() {},
 };
 

@@ -147,6 +147,19 @@ function migrations(kind: Engine['kind']): Record<string, Migration> {
           .execute();
       },
     },
+    '0006_poll_pool': {
+      async up(db: Kysely<unknown>) {
+        // When the job last moved (attached, followed up, a new status or PR link): it is
+        // polled at the first delay for a while after that.
+        await db.schema.alterTable('job_threads').addColumn('changed_at', 'bigint').execute();
+        // The poller's sleep asks when the soonest poll lease ends; few rows hold one.
+        await db.schema
+          .createIndex('job_threads_poll_lease')
+          .on('job_threads')
+          .column('locked_until')
+          .execute();
+      },
+    },
   };
 }
 

@@ -41,6 +41,7 @@ export interface Database {
     root_locked_by: string | null;
     root_locked_until: number | null;
     poll_failing_since: number | null;
+    changed_at: number | null;
   };
   outbox: {
     id: Generated<number>;
@@ -119,6 +120,7 @@ export function toThread(r: ThreadRow): JobThread {
     createdAt: num(r.created_at),
     updatedAt: num(r.updated_at),
     pollFailingSince: numOrNull(r.poll_failing_since),
+    changedAt: numOrNull(r.changed_at),
   };
 }
 

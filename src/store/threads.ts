@@ -75,6 +75,7 @@ export function threadQueries(
           poll_interval_ms: schedule.pollIntervalMs,
           root_version: eb('root_version', '+', 1),
           updated_at: now,
+          changed_at: now,
         }))
         .where('id', '=', threadId)
         .returningAll()
@@ -147,6 +148,7 @@ export function threadQueries(
           poll_interval_ms: schedule.pollIntervalMs,
           root_version: eb('root_version', '+', 1),
           updated_at: now,
+          changed_at: now,
         }))
         .where('id', '=', threadId)
         .execute();

@@ -46,6 +46,11 @@ export interface JobThread {
   updatedAt: number;
   /** Since when polls keep failing in a way that will not fix itself (key, answer shape). */
   pollFailingSince: number | null;
+  /**
+   * When the job last moved: attached, followed up, or seen with a new status or PR link.
+   * Null for threads from before it was kept.
+   */
+  changedAt: number | null;
 }
 
 /** What the service told us about a job, as far as the thread shows it. */
@@ -205,6 +210,12 @@ export interface Store extends BudgetStore {
    * Releases the poll lease. False when superseded (a new round, or another owner's lease).
    */
   recordPoll(p: PollRecord): Promise<boolean>;
+  /**
+   * Records several polls' outcomes in one transaction, each exactly as `recordPoll` would
+   * (fenced one by one: a superseded item is refused, the others are written). Answers in
+   * the order given.
+   */
+  recordPolls(ps: PollRecord[]): Promise<boolean[]>;
   /** Gives back every lease `owner` holds (graceful shutdown), so others need not wait. */
   releaseLeases(owner: string): Promise<void>;
 

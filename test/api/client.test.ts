@@ -114,6 +114,28 @@ describe('agent jobs', () => {
     expect(api.requestsTo('get')).toHaveLength(3);
   });
 
+  it('makes a single short attempt when a read asks for it: no retry, its own timeout, a 429 passed on', async () => {
+    const c = client({ timeoutMs: 10_000 });
+    const job = await c.createJob('x');
+    const once = { retries: 0, timeoutMs: 200 };
+    api.inject('get', { status: 503 });
+    await expect(c.getJob(job.id, once)).rejects.toThrow(Unavailable);
+    api.inject('get', { slowMs: 5_000 });
+    const slow = await c.getJob(job.id, once).catch((e: unknown) => e);
+    expect(slow).toBeInstanceOf(Timeout);
+    expect((slow as Timeout).message).toContain('within 200 ms');
+    api.inject('get', { status: 429, retryAfterSec: 1 });
+    const limited = await c.getJob(job.id, once).catch((e: unknown) => e);
+    expect(limited).toMatchObject({ kind: 'rate_limited', retryAfterMs: 1_000 });
+    expect(api.requestsTo('get')).toHaveLength(3); // one each
+    // Never longer than the client's own timeout.
+    api.inject('get', { slowMs: 5_000 });
+    const capped = await client({ timeoutMs: 100 })
+      .getJob(job.id, { retries: 0, timeoutMs: 60_000 })
+      .catch((e: unknown) => e);
+    expect((capped as Timeout).message).toContain('within 100 ms');
+  });
+
   it('never resends a POST whose effect is unknown (5xx, reset, timeout)', async () => {
     const c = client();
     api.inject('create', { status: 500, tookEffect: true });

@@ -2,13 +2,13 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, expect, it } from 'vitest';
-import { MalformedResponse, NotFound, Unauthorized } from '../../src/api/errors.ts';
+import { MalformedResponse, NotFound, RateLimited, Unauthorized } from '../../src/api/errors.ts';
 import type { Job } from '../../src/api/schemas.ts';
-import { startPoller } from '../../src/jobs/poller.ts';
+import { type PollerDeps, startPoller } from '../../src/jobs/poller.ts';
 import { openSqliteStore } from '../../src/store/sqlite.ts';
 import type { Store } from '../../src/store/types.ts';
 import { memoryLogger } from '../helpers/log.ts';
-import { eventually } from '../helpers/net.ts';
+import { eventually, sleep } from '../helpers/net.ts';
 
 /** A scripted stand-in for the service's GET job: what the poller is told, in order. */
 function scriptedApi(answers: (Job | Error)[]) {
@@ -45,10 +45,7 @@ afterEach(async () => {
 });
 
 /** The real poller on the test's store, with fast back-off. */
-const poll = (
-  api: ReturnType<typeof scriptedApi>,
-  over: Partial<Parameters<typeof startPoller>[0]> = {},
-) =>
+const poll = (api: PollerDeps['api'], over: Partial<PollerDeps> = {}) =>
   startPoller({
     store,
     api,
@@ -172,4 +169,237 @@ it('tells the thread once when polls keep being refused, keeps polling, and tell
   // Still watched, and no longer counted as failing after the last good answer.
   expect(await store.getThread(t.id)).toMatchObject({ status: 'active', pollFailingSince: null });
   expect((await store.getThread(t.id))?.nextPollAt).not.toBeNull();
+});
+
+/**
+ * The service's GET job, answered by the test: each call stays in flight until the test
+ * settles it, or until its caller aborts it (a stop, a deadline), as with the real client.
+ * Jobs in `auto` answer by themselves, a moment later.
+ */
+function manualApi(clock: () => number = Date.now) {
+  const inFlight = new Map<string, { resolve: (j: Job) => void; reject: (e: unknown) => void }>();
+  const calls: { id: string; at: number }[] = [];
+  const auto = new Map<string, Job>();
+  let most = 0;
+  return {
+    calls,
+    inFlight,
+    auto,
+    mostAtOnce: () => most,
+    getJob(id: string, opts: { signal?: AbortSignal } = {}): Promise<Job> {
+      calls.push({ id, at: clock() });
+      return new Promise<Job>((resolve, reject) => {
+        inFlight.set(id, { resolve, reject });
+        most = Math.max(most, inFlight.size);
+        opts.signal?.addEventListener('abort', () => reject(opts.signal?.reason), { once: true });
+        const answer = auto.get(id);
+        if (answer) setImmediate(() => resolve(answer));
+      }).finally(() => inFlight.delete(id));
+    },
+    answer(id: string, with_: Job | Error) {
+      const call = inFlight.get(id);
+      if (!call) throw new Error(`no GET of ${id} in flight`);
+      if (with_ instanceof Error) call.reject(with_);
+      else call.resolve(with_);
+    },
+  };
+}
+
+/** A watched job, due at `due`; `movedAt` is when it was attached (its last change). */
+async function watched(
+  jobId: string,
+  due: number,
+  o: { movedAt?: number; intervalMs?: number } = {},
+) {
+  const t = await store.createThread(
+    { teamId: 'T', channelId: 'C', threadTs: `ts-${jobId}`, userId: 'U', prompt: 'p' },
+    o.movedAt ?? 0,
+  );
+  await store.attachJob(
+    t.id,
+    { jobId, status: 'active', model: 'm', repository: 'r', ref: 'main', prLink: null },
+    { nextPollAt: due, pollIntervalMs: o.intervalMs ?? 1_000 },
+    o.movedAt ?? 0,
+  );
+  return t.id;
+}
+
+const activeJob = (id: string) => job({ id, source: { repository: 'r', ref: 'main' }, model: 'm' });
+
+it('keeps polling and recording other jobs while one GET hangs', async () => {
+  const hung = await watched('job_hang', Date.now() - 10);
+  const others = ['job_a', 'job_b', 'job_c', 'job_d', 'job_e'];
+  for (const id of others) await watched(id, Date.now(), { intervalMs: 60_000 });
+  const api = manualApi();
+  for (const id of others) api.auto.set(id, activeJob(id));
+  // A long lease: nothing but the stop ends the hanging GET.
+  const poller = poll(api, {
+    concurrency: 2,
+    leaseMs: 600_000,
+    backoff: { baseMs: 60_000, maxMs: 60_000 },
+  });
+  try {
+    await eventually(async () => {
+      const threads = await Promise.all(others.map((id) => store.findThread('T', 'C', `ts-${id}`)));
+      return threads.every((t) => t!.nextPollAt! > Date.now() + 1_000);
+    }, 'the other jobs polled and recorded');
+    expect([...api.inFlight.keys()]).toEqual(['job_hang']);
+    expect(api.calls[0]?.id).toBe('job_hang');
+    expect(api.mostAtOnce()).toBe(2);
+  } finally {
+    await poller.stop();
+  }
+  // Cut short by the stop: nothing recorded for it, polled again after the restart.
+  expect((await store.getThread(hung))?.nextPollAt).toBeLessThan(Date.now());
+});
+
+it('never polls more jobs at once than its concurrency', async () => {
+  const ids = Array.from({ length: 20 }, (_, i) => `job_${i}`);
+  for (const id of ids) await watched(id, Date.now());
+  const api = manualApi();
+  for (const id of ids) api.auto.set(id, activeJob(id));
+  const poller = poll(api, { concurrency: 3, backoff: { baseMs: 60_000, maxMs: 60_000 } });
+  try {
+    await eventually(() => new Set(api.calls.map((c) => c.id)).size === 20, 'every job polled');
+  } finally {
+    await poller.stop();
+  }
+  expect(api.mostAtOnce()).toBe(3);
+});
+
+it('pauses every poll after a 429 until its Retry-After, then goes on', async () => {
+  let clock = 1_000_000;
+  const now = () => clock;
+  const limited = await watched('job_a', clock - 2);
+  await watched('job_b', clock - 1);
+  await watched('job_c', clock);
+  const api = manualApi(now);
+  const logs = memoryLogger();
+  const pauses: number[] = [];
+  const claims = { n: 0 };
+  const counting = {
+    ...store,
+    claimDueJobs: (...a: Parameters<Store['claimDueJobs']>) => {
+      claims.n++;
+      return store.claimDueJobs(...a);
+    },
+  };
+  const metrics = {
+    jobCreated() {},
+    followUp() {},
+    poll() {},
+    announcement() {},
+    pollsPaused: (ms: number) => pauses.push(ms),
+  };
+  const poller = poll(api, {
+    store: counting,
+    concurrency: 1,
+    now,
+    log: logs.log,
+    metrics,
+  });
+  try {
+    await eventually(() => api.inFlight.has('job_a'), 'the first poll');
+    api.answer('job_a', new RateLimited('job.get', 30_000));
+    await eventually(
+      async () => (await store.getThread(limited))!.nextPollAt! > clock,
+      'the 429 recorded',
+    );
+    expect((await store.getThread(limited))?.nextPollAt).toBeGreaterThanOrEqual(clock + 30_000);
+    const claimsBefore = claims.n;
+    // However often the poller is woken inside the pause, it asks nothing.
+    for (const at of [clock + 1_000, clock + 15_000, clock + 29_999]) {
+      clock = at;
+      poller.kick();
+      await sleep(30);
+    }
+    expect(api.calls.map((c) => c.id)).toEqual(['job_a']);
+    expect(claims.n).toBe(claimsBefore);
+    clock = 1_000_000 + 30_000;
+    poller.kick();
+    await eventually(() => api.inFlight.has('job_b'), 'polling again');
+    api.answer('job_b', activeJob('job_b'));
+    await eventually(() => api.inFlight.has('job_c'), 'the next job');
+    api.answer('job_c', activeJob('job_c'));
+  } finally {
+    await poller.stop();
+  }
+  expect(api.calls.slice(1).every((c) => c.at >= 1_030_000)).toBe(true);
+  expect(pauses).toEqual([30_000]);
+  expect(logs.lines().filter((l) => l.msg === 'poll.rate_limited')).toHaveLength(1);
+});
+
+it('records outcomes that end together in one batch, fencing each on its own', async () => {
+  const kept = await watched('job_x', Date.now());
+  const followed = await watched('job_y', Date.now());
+  const api = manualApi();
+  const batches: { size: number; recorded: boolean[] }[] = [];
+  const watching = {
+    ...store,
+    recordPolls: async (ps: Parameters<Store['recordPolls']>[0]) => {
+      const recorded = await store.recordPolls(ps);
+      batches.push({ size: ps.length, recorded });
+      return recorded;
+    },
+  };
+  const outcomes: string[] = [];
+  const metrics = {
+    jobCreated() {},
+    followUp() {},
+    announcement() {},
+    pollsPaused() {},
+    poll: (o: string) => outcomes.push(o),
+  };
+  const poller = poll(api, { store: watching, concurrency: 2, metrics });
+  try {
+    await eventually(() => api.inFlight.size === 2, 'both polls in flight');
+    // A follow-up starts round 1 of job_y while its poll of round 0 is in flight.
+    const next = Date.now() + 60_000;
+    await store.startRound(
+      followed,
+      { jobId: 'job_y', status: 'active', model: 'm', repository: 'r', ref: 'main', prLink: null },
+      { nextPollAt: next, pollIntervalMs: 10 },
+      Date.now(),
+      true,
+    );
+    const done = (id: string) => job({ id, status: 'completed', prLink: `https://x/pull/${id}` });
+    api.answer('job_x', done('job_x'));
+    api.answer('job_y', done('job_y'));
+    await eventually(() => batches.length > 0, 'the batch');
+    expect(batches[0]).toEqual({ size: 2, recorded: [true, false] });
+    expect(await store.getThread(followed)).toMatchObject({
+      round: 1,
+      status: 'active',
+      nextPollAt: next,
+    });
+    expect(await store.getThread(kept)).toMatchObject({ status: 'completed', nextPollAt: null });
+    const pending = await store.pendingAnnouncements(Date.now(), 10);
+    expect(pending.map((p) => p.announcement.key)).toEqual(['job_x:0:completed']);
+  } finally {
+    await poller.stop();
+  }
+  expect(outcomes.sort()).toEqual(['changed', 'superseded']);
+});
+
+it('keeps a fresh job on the first delay, and backs an older one off', async () => {
+  const clock = 10_000_000;
+  const fresh = await watched('job_new', clock, { movedAt: clock - 5_000 }); // fresh for 12 s at a 1 s base
+  const old = await watched('job_old', clock, { movedAt: clock - 11 * 60_000 });
+  const api = manualApi();
+  for (const id of ['job_new', 'job_old']) api.auto.set(id, activeJob(id));
+  const poller = poll(api, {
+    now: () => clock,
+    backoff: { baseMs: 1_000, maxMs: 60_000 },
+  });
+  try {
+    await eventually(async () => (await store.getThread(old))!.nextPollAt! > clock, 'both polled');
+    await eventually(
+      async () => (await store.getThread(fresh))!.nextPollAt! > clock,
+      'both polled',
+    );
+  } finally {
+    await poller.stop();
+  }
+  expect((await store.getThread(fresh))?.pollIntervalMs).toBe(1_000);
+  expect((await store.getThread(old))?.pollIntervalMs).toBe(1_500);
 });

@@ -170,6 +170,113 @@ describe.each(engines)('store (%s)', (_name, setup) => {
     expect(await store.recordPoll(late)).toBe(false);
   });
 
+  it('records a batch of polls in one go, fencing each item on its own', async () => {
+    const ids: number[] = [];
+    for (const [i, name] of ['ok', 'taken', 'followed', 'failing'].entries()) {
+      const t = await store.createThread({ ...thread, threadTs: `3.${i}` }, 0);
+      const due = name === 'taken' ? 5 : 10;
+      await store.attachJob(
+        t.id,
+        snap({ jobId: name }),
+        { nextPollAt: due, pollIntervalMs: 10 },
+        0,
+      );
+      ids.push(t.id);
+    }
+    const [ok, taken, followed, failing] = ids as [number, number, number, number];
+    expect(await store.claimDueJobs(5, 10, { owner: 'r1', until: 100 })).toHaveLength(1);
+    expect(await store.claimDueJobs(10, 10, { owner: 'r1', until: 1_000 })).toHaveLength(3);
+    // r1 stalls: its lease on `taken` runs out and r2 takes the job over; a follow-up
+    // starts round 1 of `followed` meanwhile.
+    expect(await store.claimDueJobs(100, 10, { owner: 'r2', until: 500 })).toHaveLength(1);
+    await store.startRound(
+      followed,
+      snap({ jobId: 'followed' }),
+      { nextPollAt: 400, pollIntervalMs: 10 },
+      90,
+      true,
+    );
+    const done = { key: 'ok:0:completed', kind: 'completed' as const, prLink: 'https://x/pr/1' };
+    const results = await store.recordPolls([
+      poll({
+        threadId: ok,
+        snapshot: snap({ jobId: 'ok', status: 'completed', prLink: 'https://x/pr/1' }),
+        announcements: [done],
+        now: 120,
+        owner: 'r1',
+      }),
+      poll({
+        threadId: taken,
+        snapshot: snap({ jobId: 'taken', status: 'failed' }),
+        announcements: [{ key: 'taken:0:failed', kind: 'failed', prLink: null }],
+        now: 120,
+        owner: 'r1',
+      }),
+      poll({
+        threadId: followed,
+        snapshot: snap({ jobId: 'followed', status: 'completed' }),
+        owner: 'r1',
+      }),
+      poll({
+        threadId: failing,
+        schedule: { nextPollAt: 700, pollIntervalMs: 60 },
+        failingSince: 110,
+        now: 120,
+        owner: 'r1',
+      }),
+      poll({ threadId: 999_999, owner: 'r1' }), // no such thread
+    ]);
+    expect(results).toEqual([true, false, false, true, false]);
+    expect(await store.getThread(ok)).toMatchObject({
+      status: 'completed',
+      nextPollAt: null,
+      changedAt: 120,
+      rootVersion: 3,
+    });
+    // The refused items changed nothing: r2 still holds `taken`, `followed` keeps its round.
+    expect(await store.getThread(taken)).toMatchObject({ status: 'active', nextPollAt: 5 });
+    expect(await store.claimDueJobs(100, 10, { owner: 'r3', until: 600 })).toEqual([]);
+    expect(await store.getThread(followed)).toMatchObject({
+      round: 1,
+      status: 'active',
+      nextPollAt: 400,
+    });
+    expect(await store.getThread(failing)).toMatchObject({
+      nextPollAt: 700,
+      pollFailingSince: 110,
+      changedAt: 0,
+      rootVersion: 2,
+    });
+    expect((await store.pendingAnnouncements(1_000, 10)).map((p) => p.announcement)).toEqual([
+      { ...done, detail: null },
+    ]);
+    // Every lease r1 held was given back: `followed` is due for its new round, to anyone.
+    expect(
+      (await store.claimDueJobs(400, 10, { owner: 'r3', until: 900 })).map((t) => t.id),
+    ).toEqual([followed]);
+    expect(await store.recordPolls([])).toEqual([]);
+  });
+
+  it('records one thread twice in a batch as two polls in a row would', async () => {
+    const t = await store.createThread(thread, 0);
+    await store.attachJob(t.id, snap(), { nextPollAt: 10, pollIntervalMs: 10 }, 0);
+    await store.claimDueJobs(10, 1, { owner: 'r1', until: 100 });
+    const first = poll({
+      threadId: t.id,
+      snapshot: snap(),
+      schedule: { nextPollAt: 20, pollIntervalMs: 10 },
+      owner: 'r1',
+    });
+    // The first released the lease, so the second (same owner) is refused, as it would be alone.
+    expect(
+      await store.recordPolls([
+        first,
+        { ...first, schedule: { nextPollAt: 90, pollIntervalMs: 10 } },
+      ]),
+    ).toEqual([true, false]);
+    expect((await store.getThread(t.id))?.nextPollAt).toBe(20);
+  });
+
   it('gives back the leases an owner holds when it stops', async () => {
     const t = await store.createThread(thread, 0);
     await store.attachJob(t.id, snap(), { nextPollAt: 10, pollIntervalMs: 10 }, 0);
@@ -527,6 +634,51 @@ describe.each(engines)('store (%s)', (_name, setup) => {
     );
     const won = claims.filter((c) => c !== undefined).map((c) => c.id);
     expect(won.sort((x, y) => x - y)).toEqual(threads.map((t) => t.id));
+  });
+
+  it('records overlapping batches from two replicas without deadlocking', async () => {
+    const b = await another();
+    const ids: number[] = [];
+    for (let i = 0; i < 20; i++) {
+      const t = await store.createThread({ ...thread, threadTs: `6.${i}` }, 0);
+      await store.attachJob(
+        t.id,
+        snap({ jobId: `j${i}` }),
+        { nextPollAt: 1, pollIntervalMs: 1 },
+        0,
+      );
+      ids.push(t.id);
+    }
+    const batch = (order: number[], at: number) =>
+      order.map((threadId) =>
+        poll({ threadId, snapshot: snap({ jobId: `j${ids.indexOf(threadId)}` }), now: at }),
+      );
+    // Opposite orders: without a fixed lock order these would deadlock on PostgreSQL.
+    const results = await Promise.all(
+      Array.from({ length: 6 }, (_, i) =>
+        (i % 2 ? b : store).recordPolls(batch(i % 2 ? [...ids].reverse() : ids, 10 + i)),
+      ),
+    );
+    expect(results.flat().every(Boolean)).toBe(true);
+  });
+
+  it('says when the next poll falls due from the index, leases included, at scale', async () => {
+    expect(await store.nextDueAt()).toBeNull();
+    for (let i = 0; i < 50; i++) {
+      const t = await store.createThread({ ...thread, threadTs: `7.${i}` }, 0);
+      await store.attachJob(
+        t.id,
+        snap({ jobId: `n${i}` }),
+        { nextPollAt: 1_000 + i, pollIntervalMs: 1 },
+        0,
+      );
+    }
+    expect(await store.nextDueAt()).toBe(1_000);
+    // The three soonest are leased until 1_020: the soonest free one is 1_003, the lease later.
+    await store.claimDueJobs(1_002, 3, { owner: 'r1', until: 1_020 });
+    expect(await store.nextDueAt()).toBe(1_003);
+    await store.claimDueJobs(1_049, 47, { owner: 'r1', until: 1_020 });
+    expect(await store.nextDueAt()).toBe(1_020);
   });
 
   it('lets one of two racing replicas claim a Slack event', async () => {
