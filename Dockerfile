@@ -28,4 +28,4 @@ HEALTHCHECK --interval=30s --timeout=5s --start-period=20s --retries=3 \
   CMD ["node", "-e", "fetch('http://127.0.0.1:' + (process.env.PORT || 3000) + '/healthz').then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
 # SIGTERM from `docker stop` reaches node directly (exec form): graceful shutdown, which
 # may take SHUTDOWN_TIMEOUT_MS (10 s) and a little more; run with --stop-timeout 20.
-CMD ["node", "src/main.ts"]
+CMD ["node", "--max-semi-space-size=2", "src/main.ts"]

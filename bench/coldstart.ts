@@ -14,7 +14,15 @@ import { fileURLToPath } from 'node:url';
 import { ApiEmulator } from '../test/fakes/api-emulator.ts';
 import { FakeSlack } from '../test/fakes/slack.ts';
 import { freePort, sleep } from '../test/helpers/net.ts';
-import { type BenchOptions, type BenchResult, log, MB, type Metric, median } from './measure.ts';
+import {
+  type BenchOptions,
+  type BenchResult,
+  botNodeFlags,
+  log,
+  MB,
+  type Metric,
+  median,
+} from './measure.ts';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const SECRETS = {
@@ -138,7 +146,12 @@ interface BotRun {
 async function botRun(env: Record<string, string>, idleMs = IDLE_MS): Promise<BotRun> {
   const port = await freePort();
   const spawnedAt = Date.now();
-  const s = await spawnAndWait(['src/main.ts'], { ...env, PORT: String(port) }, port, '/healthz');
+  const s = await spawnAndWait(
+    [...botNodeFlags(), 'src/main.ts'],
+    { ...env, PORT: String(port) },
+    port,
+    '/healthz',
+  );
   try {
     await sleep(idleMs);
     const rss = rssMb(s.child.pid!);

@@ -2,6 +2,7 @@
  * What every benchmark shares: the result shape the runner prints, percentiles, and a
  * memory probe. Nothing here asserts a time.
  */
+import { readFileSync } from 'node:fs';
 import { GCProfiler } from 'node:v8';
 import { createLogger, type Logger } from '../src/log.ts';
 
@@ -107,3 +108,16 @@ export function silentLogger(): Logger {
 }
 
 export const log = (line: string) => process.stderr.write(`  ${line}\n`);
+
+/**
+ * The node flags `npm start` runs the bot with (package.json's start script, V8 heap
+ * settings): every benchmark that starts the bot as a process passes them too.
+ */
+export function botNodeFlags(): string[] {
+  const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as {
+    scripts: { start: string };
+  };
+  return pkg.scripts.start
+    .split(/\s+/)
+    .filter((t) => t.startsWith('--') && !t.startsWith('--env-file'));
+}

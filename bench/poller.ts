@@ -19,6 +19,7 @@ import { createTestDatabase, postgresAvailable } from '../test/helpers/postgres.
 import {
   type BenchOptions,
   type BenchResult,
+  botNodeFlags,
   log,
   type Metric,
   median,
@@ -114,8 +115,12 @@ async function runScenario(fakes: Child, s: Scenario): Promise<Outcome> {
   const place: Place = database
     ? { kind: 'postgres', url: database.url }
     : { kind: 'sqlite', path: join(dir, 'bot.sqlite') };
-  // BENCH_BOT_FLAGS: node flags for the bot's side, e.g. to try V8 heap settings.
-  const flags = (process.env.BENCH_BOT_FLAGS ?? '').split(' ').filter(Boolean);
+  // The bot's side runs with npm start's node flags; BENCH_BOT_FLAGS replaces them (to try
+  // other V8 heap settings).
+  const flags =
+    process.env.BENCH_BOT_FLAGS === undefined
+      ? botNodeFlags()
+      : process.env.BENCH_BOT_FLAGS.split(' ').filter(Boolean);
   const bot = forkChild('./poller-bot.ts', ['--expose-gc', ...flags]);
   try {
     // Opening the store runs the migrations; the seed writes straight into the schema.

@@ -20,6 +20,15 @@ describe('documentation matches the code', () => {
     expect(read('Dockerfile')).toContain('DATABASE_URL=sqlite:/data/bot.sqlite');
   });
 
+  it('starts the bot with the same node flags from npm start and from the Docker image', () => {
+    const start = (JSON.parse(read('package.json')) as { scripts: { start: string } }).scripts
+      .start;
+    const flags = (s: string) => [...s.matchAll(/--max-[a-z-]+=\d+/g)].map((m) => m[0]);
+    const cmd = /^CMD (\[.*\])$/m.exec(read('Dockerfile'))?.[1] ?? '[]';
+    expect(flags(start)).not.toEqual([]);
+    expect(flags((JSON.parse(cmd) as string[]).join(' '))).toEqual(flags(start));
+  });
+
   it('runs the compose replicas on the one PostgreSQL database', () => {
     const compose = read('compose.yaml');
     expect(compose).toMatch(/DATABASE_URL: postgres:\/\/bot:.*@db:5432\/docs_agent_bot/);

@@ -17,7 +17,14 @@ import { BUSY_TEXT } from '../../src/slack/listeners/agent-command.ts';
 import { FakeSocketMode } from '../../test/fakes/socket-mode.ts';
 import { freePort } from '../../test/helpers/net.ts';
 import { formEncode, signSlackRequest, slashCommand } from '../../test/helpers/slack-requests.ts';
-import { type BenchOptions, type BenchResult, log, type Metric, percentile } from '../measure.ts';
+import {
+  type BenchOptions,
+  type BenchResult,
+  botNodeFlags,
+  log,
+  type Metric,
+  percentile,
+} from '../measure.ts';
 
 const SECRETS = {
   botToken: 'xoxb-bench-bot-token-000000001',
@@ -89,7 +96,10 @@ async function startTarget(
   const profile = process.env.BENCH_CPU_PROF && target === 'bot';
   const child = fork(script, {
     env,
-    execArgv: profile ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : [],
+    execArgv: [
+      ...(target === 'bot' ? botNodeFlags() : []),
+      ...(profile ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : []),
+    ],
     stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
   });
   const deadline = Date.now() + 15_000;
