@@ -87,10 +87,10 @@ export async function startBot(config: Config, opts: BotOptions = {}): Promise<B
 }
 
 /**
- * Work after an ack: a few at once (each mostly waits on Slack and the API), and a backlog
- * large enough for a burst of commands.
+ * Work after an ack: a few at once (each mostly waits on Slack and the API; one at a time
+ * while requests keep arriving), and a backlog large enough for any burst of commands.
  */
-const FOLLOW_ON_WORK = { concurrency: 4, capacity: 1_000 };
+const FOLLOW_ON_WORK = { concurrency: 4, capacity: 5_000 };
 /** How soon the notifier shows a change made by a start or a follow-up. */
 const SHOW_WITHIN_MS = 20;
 

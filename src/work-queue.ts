@@ -6,6 +6,10 @@ import type { Logger } from './log.ts';
  * in the request's own turn of the event loop, so that the next request's ack never waits
  * behind it. At most `concurrency` tasks run at once and at most `capacity` wait; queued work
  * counts as in flight, so a shutdown finishes it (within its bound).
+ *
+ * While requests keep arriving (one within `hotMs` of the last), one task runs at a time:
+ * each running task's callbacks share the event loop with the acks, so a burst of commands
+ * is acked first and worked through as it goes, at full width once it has passed.
  */
 export interface WorkQueue {
   /** Whether `offer` would take a task now. Ask before acking, to refuse in the ack. */
@@ -21,15 +25,31 @@ export function createWorkQueue(opts: {
   capacity: number;
   inflight: Inflight;
   log: Logger;
+  hotMs?: number;
 }): WorkQueue {
   const log = opts.log.child({ component: 'work-queue' });
+  const hotMs = opts.hotMs ?? 20;
   const waiting: { name: string; task: () => Promise<unknown>; done: () => void }[] = [];
   let running = 0;
   let scheduled = false;
+  let lastOffer = Number.NEGATIVE_INFINITY;
+  let cooling: NodeJS.Timeout | undefined;
+
+  /** How many may run now: one while requests keep coming, all once they have paused. */
+  function width(): number {
+    const hotFor = lastOffer + hotMs - performance.now();
+    if (hotFor <= 0) return opts.concurrency;
+    if (!cooling && waiting.length > 0)
+      cooling = setTimeout(() => {
+        cooling = undefined;
+        schedule();
+      }, hotFor + 1);
+    return 1;
+  }
 
   function pump(): void {
     scheduled = false;
-    while (running < opts.concurrency && waiting.length > 0) {
+    while (running < width() && waiting.length > 0) {
       const next = waiting.shift()!;
       running++;
       next
@@ -58,6 +78,7 @@ export function createWorkQueue(opts: {
         log.warn({ task: name, waiting: waiting.length, running }, 'work.queue_full');
         return false;
       }
+      lastOffer = performance.now();
       opts.inflight.track(
         new Promise<void>((done) => {
           waiting.push({ name, task, done });

@@ -2,6 +2,7 @@ import { expect, it } from 'vitest';
 import { createInflight } from '../src/inflight.ts';
 import { createWorkQueue } from '../src/work-queue.ts';
 import { memoryLogger } from './helpers/log.ts';
+import { eventually } from './helpers/net.ts';
 
 function gate() {
   let open!: () => void;
@@ -13,7 +14,13 @@ function gate() {
 
 it('runs queued work after the current turn, never more than `concurrency` at once', async () => {
   const inflight = createInflight();
-  const q = createWorkQueue({ concurrency: 2, capacity: 10, inflight, log: memoryLogger().log });
+  const q = createWorkQueue({
+    concurrency: 2,
+    capacity: 10,
+    inflight,
+    log: memoryLogger().log,
+    hotMs: 0,
+  });
   const gates = Array.from({ length: 5 }, gate);
   let running = 0;
   let most = 0;
@@ -52,4 +59,28 @@ it('refuses work beyond its capacity, and a failing task neither stops the queue
   expect(done).toEqual(['b']);
   expect(q.size).toBe(0);
   expect(lines().map((l) => l.msg)).toEqual(['work.queue_full', 'work.failed']);
+});
+
+it('runs one task at a time while requests keep coming, and widens once they pause', async () => {
+  const inflight = createInflight();
+  const q = createWorkQueue({ concurrency: 3, capacity: 10, inflight, log: memoryLogger().log });
+  const g = gate();
+  let running = 0;
+  let most = 0;
+  const sample: number[] = [];
+  for (let i = 0; i < 4; i++)
+    q.offer(`t${i}`, async () => {
+      most = Math.max(most, ++running);
+      await g.opened;
+      running--;
+    });
+  await new Promise((r) => setImmediate(r));
+  // Just offered: the queue is hot, so only one runs.
+  sample.push(running);
+  // Quiet since: the others start without any further offer.
+  await eventually(() => running === 3 || undefined, 'the queue to widen');
+  g.open();
+  await inflight.drain(5_000);
+  expect(sample).toEqual([1]);
+  expect(most).toBe(3);
 });
