@@ -22,15 +22,11 @@ import {
   MB,
   type Metric,
   median,
+  PROJECT,
+  SECRETS,
 } from './measure.ts';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
-const SECRETS = {
-  botToken: 'xoxb-bench-bot-token-0000000001',
-  signingSecret: 'bench-signing-secret-0123456789abcdef',
-  apiKey: 'mint_bench_admin_key_0123456789',
-} as const;
-const PROJECT = 'proj_bench';
 const TARGET_MS = 1_500;
 const POLL_MS = 10;
 const IDLE_MS = 2_000;

@@ -29,17 +29,12 @@ import {
   log,
   type Metric,
   median,
+  PROJECT,
   percentile,
+  SECRETS,
   startMemoryProbe,
 } from './measure.ts';
 
-const SECRETS = {
-  botToken: 'xoxb-bench-bot-token-0000000001',
-  appToken: 'xapp-1-bench-app-token-000001',
-  signingSecret: 'bench-signing-secret-0123456789abcdef',
-  apiKey: 'mint_bench_admin_key_0123456789',
-} as const;
-const PROJECT = 'proj_bench';
 const CHANNEL = 'C0001';
 const USER = 'U0001';
 const TARGET_P99_MS = 50;

@@ -43,6 +43,15 @@ export function percentile(xs: readonly number[], p: number): number {
 
 export const MB = 1024 * 1024;
 
+/** The made-up credentials every benchmark's bot and fakes agree on. */
+export const SECRETS = {
+  botToken: 'xoxb-bench-bot-token-0000000001',
+  appToken: 'xapp-1-bench-app-token-000001',
+  signingSecret: 'bench-signing-secret-0123456789abcdef',
+  apiKey: 'mint_bench_admin_key_0123456789',
+} as const;
+export const PROJECT = 'proj_bench';
+
 export function median(xs: readonly number[]): number {
   const s = [...xs].sort((a, b) => a - b);
   const mid = Math.floor(s.length / 2);

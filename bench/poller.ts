@@ -249,6 +249,14 @@ function figures(label: string, s: Scenario, r: Run, n: { young: number; old: nu
     runs: runs.length ? runs : [Number.NaN],
     ...(target ? { target } : {}),
   });
+  /** A figure read once per slice of the window. */
+  const slice = (name: string, unit: string, key: keyof Slice, target?: string) =>
+    m(
+      name,
+      unit,
+      r.slices.map((x) => x[key]),
+      target,
+    );
   const most = (xs: number[]) => xs.reduce((a, b) => Math.max(a, b), Number.NEGATIVE_INFINITY);
   return [
     m('naive GETs/job-h', 'GET', naive, `${HOUR_MS / NAIVE_INTERVAL_MS}`),
@@ -265,32 +273,10 @@ function figures(label: string, s: Scenario, r: Run, n: { young: number; old: nu
     m('change → post p99 (young)', 'ms', [percentile(toPost, 99)]),
     m('change → GET p50 (young)', 'ms', [percentile(toGet, 50)]),
     m('worst delay (old)', 'ms', [most(oldDelays) + most(lags)], `≤ ${MAX_MS}`),
-    m(
-      'poll lag p99',
-      'ms',
-      r.slices.map((x) => x.lagP99Ms),
-    ),
-    m(
-      'RSS',
-      'MB',
-      r.slices.map((x) => x.rssMb),
-      '< 150',
-    ),
-    m(
-      'event-loop delay p99',
-      'ms',
-      r.slices.map((x) => x.loopP99Ms),
-    ),
-    m(
-      'event-loop delay max',
-      'ms',
-      r.slices.map((x) => x.loopMaxMs),
-      '< 100',
-    ),
-    m(
-      'GC pause max',
-      'ms',
-      r.slices.map((x) => x.gcMaxMs),
-    ),
+    slice('poll lag p99', 'ms', 'lagP99Ms'),
+    slice('RSS', 'MB', 'rssMb', '< 150'),
+    slice('event-loop delay p99', 'ms', 'loopP99Ms'),
+    slice('event-loop delay max', 'ms', 'loopMaxMs', '< 100'),
+    slice('GC pause max', 'ms', 'gcMaxMs'),
   ];
 }

@@ -50,7 +50,11 @@ it('refuses work beyond its capacity, and a failing task neither stops the queue
   const g = gate();
   const done: string[] = [];
   expect(q.offer('a', () => Promise.reject(new Error('boom')))).toBe(true);
-  expect(q.offer('b', async () => void (await g.opened, done.push('b')))).toBe(true);
+  const b = async () => {
+    await g.opened;
+    done.push('b');
+  };
+  expect(q.offer('b', b)).toBe(true);
   expect(q.hasRoom()).toBe(false);
   expect(q.offer('c', async () => void done.push('c'))).toBe(false);
   expect(q.size).toBe(2);

@@ -23,16 +23,11 @@ import {
   botNodeFlags,
   log,
   type Metric,
+  PROJECT,
   percentile,
+  SECRETS,
 } from '../measure.ts';
 
-const SECRETS = {
-  botToken: 'xoxb-bench-bot-token-000000001',
-  appToken: 'xapp-1-bench-app-token-00001',
-  signingSecret: 'bench-signing-secret-0123456789',
-  apiKey: 'mint_bench_admin_key_000000001',
-  projectId: 'proj_bench',
-};
 const CHANNELS = 20;
 /** Acks that said the bot was too busy to take the command (its work queue was full). */
 let busy = 0;
@@ -62,7 +57,7 @@ function ask<T>(child: ChildProcess, message: unknown): Promise<T> {
 async function startFakes(socketUrls: string[]): Promise<Fakes> {
   const child = fork(here('./fakes-process.ts'), { stdio: ['ignore', 'ignore', 'inherit', 'ipc'] });
   const urls = await ask<{ slackUrl: string; apiUrl: string }>(child, {
-    start: { apiKey: SECRETS.apiKey, projectId: SECRETS.projectId, socketUrls },
+    start: { apiKey: SECRETS.apiKey, projectId: PROJECT, socketUrls },
   });
   return {
     child,
@@ -87,7 +82,7 @@ async function startTarget(
     SLACK_API_URL: fakes.slackUrl,
     PORT: String(port),
     MINTLIFY_API_KEY: SECRETS.apiKey,
-    MINTLIFY_PROJECT_ID: SECRETS.projectId,
+    MINTLIFY_PROJECT_ID: PROJECT,
     MINTLIFY_API_URL: fakes.apiUrl,
     DATABASE_URL: `sqlite:${join(dir, `bot-${port}.sqlite`)}`,
     ...(mode === 'socket' ? { SLACK_APP_TOKEN: SECRETS.appToken } : {}),
