@@ -3,6 +3,10 @@
  * (FakeSlack, ApiEmulator) on 127.0.0.1, prints the environment for the bot, and serves a small
  * JSON control API through which you act as Slack users and as the agent service.
  *
+ *   npm run try    # the same with --bot: also starts the bot (`node src/main.ts`) on the fakes,
+ *                  # with their environment only (no .env, no SLACK_APP_TOKEN from your shell)
+ *                  # and a fresh SQLite file; Ctrl-C stops both
+ *
  *   node scripts/local-fakes.ts [--bot-port 3000] [--control-port 3999] [--out slack-view-out]
  *   # in another shell: paste the printed `export` lines, then `npm start`
  *   # (or: node scripts/local-fakes.ts > /tmp/fakes.env & … then `. /tmp/fakes.env && npm start`)
@@ -20,10 +24,13 @@
  * `GET /` lists every endpoint. Ctrl-C (or SIGTERM) stops the fakes. The fakes start empty each
  * time, so `rm data/local.sqlite` when you restart them (old jobs would come back as 404 / lost).
  */
+import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { readFile, writeFile } from 'node:fs/promises';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import {
@@ -86,10 +93,16 @@ interface Ack {
   slackSeq: number;
 }
 
-function options(): { botPort: number; controlPort: number; out: string } {
+function options(): { botPort: number; controlPort: number; out: string; bot: boolean } {
   const usage =
-    'usage: node scripts/local-fakes.ts [--bot-port 3000] [--control-port 3999] [--out slack-view-out]';
-  let values: { 'bot-port'?: string; 'control-port'?: string; out?: string; help?: boolean };
+    'usage: node scripts/local-fakes.ts [--bot] [--bot-port 3000] [--control-port 3999] [--out slack-view-out]';
+  let values: {
+    'bot-port'?: string;
+    'control-port'?: string;
+    out?: string;
+    help?: boolean;
+    bot?: boolean;
+  };
   try {
     ({ values } = parseArgs({
       options: {
@@ -97,6 +110,7 @@ function options(): { botPort: number; controlPort: number; out: string } {
         'control-port': { type: 'string', default: '3999' },
         out: { type: 'string', default: 'slack-view-out' },
         help: { type: 'boolean', short: 'h' },
+        bot: { type: 'boolean', default: false },
       },
     }));
   } catch (err) {
@@ -121,7 +135,12 @@ function options(): { botPort: number; controlPort: number; out: string } {
     process.stderr.write('--bot-port and --control-port must differ\n');
     process.exit(2);
   }
-  return { botPort, controlPort, out: resolve(values.out || 'slack-view-out') };
+  return {
+    botPort,
+    controlPort,
+    out: resolve(values.out || 'slack-view-out'),
+    bot: values.bot === true,
+  };
 }
 
 const opts = options();
@@ -402,23 +421,59 @@ const env: [string, string][] = [
   ['POLL_INTERVAL_MS', '1000'],
   ['POLL_MAX_INTERVAL_MS', '5000'],
 ];
+/**
+ * With --bot: the bot on these fakes, from their environment alone. Nothing of the caller's
+ * environment but PATH and HOME reaches it, and .env is not read: a real token there (an
+ * `xapp-` one would switch the bot to Socket Mode, which the fake Slack does not serve) cannot
+ * point it elsewhere. A fresh SQLite file, since the fakes start empty.
+ */
+function startBot(): { child: ChildProcess; dir: string } {
+  const dir = mkdtempSync(join(tmpdir(), 'docs-agent-try-'));
+  const vars = Object.fromEntries(env);
+  vars.DATABASE_URL = `sqlite:${join(dir, 'bot.sqlite')}`;
+  for (const k of ['PATH', 'HOME']) if (process.env[k]) vars[k] = process.env[k];
+  // Its own process group: Ctrl-C reaches this script alone, which then stops the bot with
+  // one SIGTERM (a second signal would make the bot skip its graceful stop).
+  const child = spawn(process.execPath, ['src/main.ts'], {
+    env: vars,
+    stdio: ['ignore', 'inherit', 'inherit'],
+    detached: true,
+  });
+  process.on('exit', () => child.kill('SIGKILL'));
+  child.on('exit', (code, signal) => {
+    if (stopping) return;
+    process.stderr.write(`[control] the bot exited (${signal ?? code}); stopping the fakes\n`);
+    void shutdown('bot exit', code === 0 ? 0 : 1);
+  });
+  return { child, dir };
+}
+
+const bot = opts.bot ? startBot() : undefined;
 process.stdout.write(
-  `${env.map(([k, v]) => `export ${k}=${v}`).join('\n')}\n` +
-    `# Run the lines above in another shell, then \`npm start\`; control API: ${controlUrl}/\n`,
+  bot
+    ? `# The bot runs on http://127.0.0.1:${opts.botPort}; control API: ${controlUrl}/ (Ctrl-C stops both)\n`
+    : `${env.map(([k, v]) => `export ${k}=${v}`).join('\n')}\n` +
+        `# Run the lines above in another shell, then \`npm start\`; control API: ${controlUrl}/\n`,
 );
 
 let stopping = false;
-async function shutdown(signal: string): Promise<void> {
+async function shutdown(signal: string, code = 0): Promise<void> {
   if (stopping) process.exit(1); // a second signal: do not wait
   stopping = true;
-  process.stderr.write(`[control] ${signal}: stopping the fakes\n`);
+  process.stderr.write(`[control] ${signal}: stopping${bot ? ' the bot and' : ''} the fakes\n`);
+  if (bot && bot.child.exitCode === null && bot.child.signalCode === null) {
+    const exited = new Promise((ok) => bot.child.once('exit', ok));
+    bot.child.kill('SIGTERM');
+    await exited;
+  }
+  if (bot) rmSync(bot.dir, { recursive: true, force: true });
   control.closeAllConnections();
   await Promise.allSettled([
     new Promise<void>((ok) => control.close(() => ok())),
     slack.close(),
     api.close(),
   ]);
-  process.exit(0);
+  process.exit(code);
 }
 process.on('SIGINT', () => void shutdown('SIGINT'));
 process.on('SIGTERM', () => void shutdown('SIGTERM'));
