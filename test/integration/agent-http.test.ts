@@ -275,7 +275,7 @@ describe('thread replies', () => {
 
 describe('bad input and failures on /agent', () => {
   it('answers /agent alone and /agent help with usage, ephemerally, and calls nothing', async () => {
-    for (const text of ['', '   ', 'help', 'HELP']) {
+    for (const text of ['', '   ', 'help', 'HELP', '?', '--help', '-h', ' ? ']) {
       const ack = await h.command(text);
       expect(ack.body).toMatchObject({
         response_type: 'ephemeral',

@@ -7,6 +7,9 @@ import type { WorkQueue } from '../../work-queue.ts';
 import { AGENT_USAGE } from '../blocks.ts';
 import { readCommand } from './command-payload.ts';
 
+/** Asking for help, not starting a job that asks the agent for it. */
+const HELP = /^(help|\?|--help|-h)$/i;
+
 /** What a user is told when the bot has more starts waiting than it takes. */
 export const BUSY_TEXT =
   "I'm starting a lot of jobs right now and couldn't take this one. Please run `/agent` again in a minute.";
@@ -26,7 +29,7 @@ export function registerAgentCommand(
     if (!payload) return;
     const { text, team_id, channel_id, user_id } = payload;
     const prompt = decodeSlackText(text).trim();
-    if (prompt === '' || /^help$/i.test(prompt)) {
+    if (prompt === '' || HELP.test(prompt)) {
       await ack({ response_type: 'ephemeral', text: AGENT_USAGE });
       log.info({ channelId: channel_id, userId: user_id, empty: prompt === '' }, 'command.usage');
       return;
