@@ -12,6 +12,7 @@ import type { JobChat, Wake } from './jobs/ports.ts';
 import type { BucketLimit } from './jobs/rate-limits.ts';
 import { startRecovery } from './jobs/recovery.ts';
 import { createJobService, type JobService } from './jobs/service.ts';
+import { createJobStatus } from './jobs/status.ts';
 import { createLogger, type Logger } from './log.ts';
 import { createMetrics, type Metrics } from './metrics.ts';
 import { probeEndpoints } from './probes.ts';
@@ -150,7 +151,18 @@ async function assemble(config: Config, opts: BotOptions, log: Logger, teardown:
   );
   const timeZone = config.digest.timeZone;
   const work = createWorkQueue({ ...(opts.work ?? FOLLOW_ON_WORK), inflight, log });
-  registerListeners(slack.app, { jobs, store, reports, poster, log, inflight, work, timeZone });
+  const jobStatus = createJobStatus({ store, budget: budgets.agent });
+  registerListeners(slack.app, {
+    jobs,
+    jobStatus,
+    store,
+    reports,
+    poster,
+    log,
+    inflight,
+    work,
+    timeZone,
+  });
   slack.beforeAck(recordThreadReplies({ jobs }));
 
   await slack.start();

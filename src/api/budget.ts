@@ -18,6 +18,8 @@ export interface BudgetStore {
   releaseBudgetSlot(slotId: number): Promise<void>;
   /** Uses of `key` recorded after `since` (read-only: a metric). */
   budgetUsed(key: string, since: number): Promise<number>;
+  /** The oldest use of `key` recorded after `since`, if any (when a slot opens next). */
+  oldestBudgetUse(key: string, since: number): Promise<number | null>;
 }
 
 export interface BudgetSlot {
@@ -29,6 +31,8 @@ export interface Budget {
   take(operation: string): Promise<BudgetSlot>;
   /** Slots free in the window right now, across every replica on the database. */
   remaining(): Promise<number>;
+  /** What `/agent status` shows: slots free now and, when none is, when the next one opens. */
+  status(): Promise<{ limit: number; remaining: number; nextSlotAt: number | null }>;
 }
 
 export const HOUR_MS = 3_600_000;
@@ -54,6 +58,17 @@ export function slidingWindowBudget(
     async remaining() {
       const used = await store.budgetUsed(opts.key, now() - opts.windowMs);
       return Math.max(0, opts.limit - used);
+    },
+    async status() {
+      const since = now() - opts.windowMs;
+      const remaining = Math.max(0, opts.limit - (await store.budgetUsed(opts.key, since)));
+      // A full window frees its next slot when its oldest use turns a window old.
+      const oldest = remaining > 0 ? null : await store.oldestBudgetUse(opts.key, since);
+      return {
+        limit: opts.limit,
+        remaining,
+        nextSlotAt: oldest === null ? null : oldest + opts.windowMs,
+      };
     },
   };
 }

@@ -15,6 +15,7 @@ export function coordinationQueries(
   | 'takeBudgetSlot'
   | 'releaseBudgetSlot'
   | 'budgetUsed'
+  | 'oldestBudgetUse'
   | 'getVisitorPoint'
   | 'putVisitorPoint'
   | 'claimDigest'
@@ -90,6 +91,16 @@ export function coordinationQueries(
         .where('used_at', '>', since)
         .executeTakeFirstOrThrow();
       return num(r.n);
+    },
+
+    async oldestBudgetUse(key: string, since: number) {
+      const r = await db
+        .selectFrom('budget_uses')
+        .select((eb) => eb.fn.min('used_at').as('at'))
+        .where('bucket', '=', key)
+        .where('used_at', '>', since)
+        .executeTakeFirst();
+      return r?.at === null || r?.at === undefined ? null : num(r.at);
     },
 
     async getVisitorPoint(rangeKey: string) {

@@ -9,6 +9,7 @@ export function threadQueries(
   Store,
   | 'createThread'
   | 'getThread'
+  | 'activeThreadsOf'
   | 'findThread'
   | 'attachJob'
   | 'startFailed'
@@ -52,6 +53,20 @@ export function threadQueries(
         .where('id', '=', id)
         .executeTakeFirst();
       return row && toThread(row);
+    },
+
+    async activeThreadsOf(teamId: string, userId: string, limit: number) {
+      const rows = await db
+        .selectFrom('job_threads')
+        .selectAll()
+        .where('team_id', '=', teamId)
+        .where('user_id', '=', userId)
+        .where('status', 'in', ['starting', 'active'])
+        .orderBy('created_at', 'desc')
+        .orderBy('id', 'desc')
+        .limit(limit)
+        .execute();
+      return rows.map(toThread);
     },
 
     async findThread(teamId: string, channelId: string, threadTs: string) {

@@ -180,6 +180,8 @@ export type DigestClaim =
 export interface Store extends BudgetStore {
   createThread(t: NewThread, now: number): Promise<JobThread>;
   getThread(id: number): Promise<JobThread | undefined>;
+  /** A person's jobs still starting or running, newest first (`/agent status`). */
+  activeThreadsOf(teamId: string, userId: string, limit: number): Promise<JobThread[]>;
   findThread(teamId: string, channelId: string, threadTs: string): Promise<JobThread | undefined>;
   /** The create call answered: the thread now is the job. */
   attachJob(

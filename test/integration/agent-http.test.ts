@@ -368,6 +368,36 @@ describe('bad input and failures on /agent', () => {
     expect(h.api.requests).toHaveLength(0);
   });
 
+  it('answers /agent status with your jobs in progress and the budget, only to you, starting nothing', async () => {
+    const { job } = await startJob('Add a quickstart & <b>more</b>');
+    const asked = await h.command('status');
+    expect(asked.body).toBeNull(); // acked at once; the answer follows through response_url
+    const answer = await h.slack.waitForResponse(
+      (r) => r.id === asked.responseUrl.split('/').pop(),
+    );
+    const text = (answer.body as { text: string; response_type: string }).text;
+    expect(answer.body).toMatchObject({ response_type: 'ephemeral' });
+    expect(text).toContain(
+      `<#${CHANNEL}> Working: _Add a quickstart &amp; &lt;b&gt;more&lt;/b&gt;_`,
+    );
+    expect(text).toContain(job.id);
+    expect(text).toContain('99 of 100 uses left');
+    expect(h.api.createdJobs()).toHaveLength(1); // "status" was not a prompt
+
+    // With the budget spent, it says when the next use opens (Slack shows it in your time zone).
+    const store = await h.openStore();
+    const now = Date.now();
+    for (let i = 0; i < 99; i++)
+      await store.takeBudgetSlot('agent:proj_docs', now - 30 * 60_000 + i, 3_600_000, 100);
+    await store.close();
+    const again = await h.command('STATUS');
+    const spent = await h.slack.waitForResponse((r) => r.id === again.responseUrl.split('/').pop());
+    const oldest = Math.ceil((now - 30 * 60_000 + 3_600_000) / 1000);
+    expect((spent.body as { text: string }).text).toContain(
+      `all 100 uses of the last hour are spent; the next one opens at <!date^${oldest}^{time}|`,
+    );
+  });
+
   it('echoes a typed channel ping and a forged link escaped, and gives the agent what was typed', async () => {
     const prompt = 'Fix <!channel> and <https://evil.example|the docs> & more';
     await h.command(prompt); // Slack encodes what was typed

@@ -402,6 +402,45 @@ describe.each(engines)('store (%s)', (_name, setup) => {
     expect((await store.getThread(t.id))?.followUpAt).toBeNull(); // seen active again
   });
 
+  it("lists a person's jobs still starting or running, newest first, in their workspace only", async () => {
+    const mine = async (ts: string, at: number, o: { user?: string; team?: string } = {}) =>
+      store.createThread(
+        { ...thread, threadTs: ts, userId: o.user ?? 'U1', teamId: o.team ?? thread.teamId },
+        at,
+      );
+    const starting = await mine('8.1', 1);
+    const running = await mine('8.2', 2);
+    await store.attachJob(
+      running.id,
+      snap({ jobId: 'r' }),
+      { nextPollAt: 5, pollIntervalMs: 5 },
+      2,
+    );
+    const done = await mine('8.3', 3);
+    await store.attachJob(
+      done.id,
+      snap({ jobId: 'd', status: 'completed' }),
+      { nextPollAt: null, pollIntervalMs: 5 },
+      3,
+    );
+    const refused = await mine('8.4', 4);
+    await store.startFailed(refused.id, 'budget spent', 4);
+    await mine('8.5', 5, { user: 'U2' });
+    await mine('8.6', 6, { team: 'T-other' });
+    const ids = (await store.activeThreadsOf(thread.teamId, 'U1', 10)).map((t) => t.id);
+    expect(ids).toEqual([running.id, starting.id]);
+    expect(await store.activeThreadsOf(thread.teamId, 'U1', 1)).toHaveLength(1);
+    expect(await store.activeThreadsOf(thread.teamId, 'U9', 10)).toEqual([]);
+  });
+
+  it('says when the oldest budget use in a window was', async () => {
+    expect(await store.oldestBudgetUse('agent:p', 0)).toBeNull();
+    for (const at of [50, 20, 80]) await store.takeBudgetSlot('agent:p', at, 1_000, 10);
+    await store.takeBudgetSlot('analytics', 5, 1_000, 10);
+    expect(await store.oldestBudgetUse('agent:p', 0)).toBe(20);
+    expect(await store.oldestBudgetUse('agent:p', 20)).toBe(50); // after 20, not at it
+  });
+
   it('puts each announcement key in the outbox once, and fences marks by attempt', async () => {
     const t = await store.createThread(thread, 0);
     const a = { key: 'job_1:0:completed', kind: 'completed' as const, prLink: 'https://x/pr/1' };

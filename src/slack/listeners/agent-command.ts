@@ -1,6 +1,7 @@
 import type { App, SlackCommandMiddlewareArgs } from '@slack/bolt';
 import type { Inflight } from '../../inflight.ts';
 import type { JobService } from '../../jobs/service.ts';
+import type { JobStatus } from '../../jobs/status.ts';
 import type { Logger } from '../../log.ts';
 import { decodeSlackText } from '../../mrkdwn.ts';
 import type { WorkQueue } from '../../work-queue.ts';
@@ -9,6 +10,8 @@ import { readCommand } from './command-payload.ts';
 
 /** Asking for help, not starting a job that asks the agent for it. */
 const HELP = /^(help|\?|--help|-h)$/i;
+/** `/agent status`: the person's jobs in progress and the agent budget. */
+const STATUS = /^status$/i;
 
 /** What a user is told when the bot has more starts waiting than it takes. */
 export const BUSY_TEXT =
@@ -21,7 +24,13 @@ export const BUSY_TEXT =
  */
 export function registerAgentCommand(
   app: App,
-  deps: { jobs: JobService; log: Logger; inflight: Inflight; work: WorkQueue },
+  deps: {
+    jobs: JobService;
+    jobStatus: JobStatus;
+    log: Logger;
+    inflight: Inflight;
+    work: WorkQueue;
+  },
 ): void {
   const log = deps.log.child({ component: 'agent-command' });
   async function onAgent({ command, ack, respond }: SlackCommandMiddlewareArgs): Promise<void> {
@@ -32,6 +41,16 @@ export function registerAgentCommand(
     if (prompt === '' || HELP.test(prompt)) {
       await ack({ response_type: 'ephemeral', text: AGENT_USAGE });
       log.info({ channelId: channel_id, userId: user_id, empty: prompt === '' }, 'command.usage');
+      return;
+    }
+    if (STATUS.test(prompt)) {
+      await ack();
+      const reply = async () => {
+        const text = await deps.jobStatus(team_id, user_id);
+        await respond({ response_type: 'ephemeral', replace_original: false, text });
+      };
+      if (!deps.work.offer('command.status', reply)) await reply();
+      log.info({ channelId: channel_id, userId: user_id }, 'command.status');
       return;
     }
     if (!deps.work.hasRoom()) {

@@ -1,6 +1,7 @@
 import type { App } from '@slack/bolt';
 import type { Inflight } from '../../inflight.ts';
 import type { JobService } from '../../jobs/service.ts';
+import type { JobStatus } from '../../jobs/status.ts';
 import type { Logger } from '../../log.ts';
 import type { ReportPoster } from '../../reports/ports.ts';
 import type { ReportService } from '../../reports/service.ts';
@@ -12,6 +13,8 @@ import { registerVisitorsCommand } from './visitors-command.ts';
 
 export interface ListenerDeps {
   jobs: JobService;
+  /** `/agent status`. */
+  jobStatus: JobStatus;
   store: Store;
   reports: ReportService;
   poster: ReportPoster;
