@@ -42,6 +42,8 @@ export function slidingWindowBudget(
   opts: { key: string; limit: number; windowMs: number; description: string; now?: () => number },
 ): Budget {
   const now = opts.now ?? Date.now;
+  const remaining = async (since: number) =>
+    Math.max(0, opts.limit - (await store.budgetUsed(opts.key, since)));
   return {
     async take(operation) {
       const r = await store.takeBudgetSlot(opts.key, now(), opts.windowMs, opts.limit);
@@ -55,18 +57,15 @@ export function slidingWindowBudget(
         },
       };
     },
-    async remaining() {
-      const used = await store.budgetUsed(opts.key, now() - opts.windowMs);
-      return Math.max(0, opts.limit - used);
-    },
+    remaining: () => remaining(now() - opts.windowMs),
     async status() {
       const since = now() - opts.windowMs;
-      const remaining = Math.max(0, opts.limit - (await store.budgetUsed(opts.key, since)));
+      const left = await remaining(since);
       // A full window frees its next slot when its oldest use turns a window old.
-      const oldest = remaining > 0 ? null : await store.oldestBudgetUse(opts.key, since);
+      const oldest = left > 0 ? null : await store.oldestBudgetUse(opts.key, since);
       return {
         limit: opts.limit,
-        remaining,
+        remaining: left,
         nextSlotAt: oldest === null ? null : oldest + opts.windowMs,
       };
     },

@@ -38,6 +38,10 @@ export function registerAgentCommand(
     if (!payload) return;
     const { text, team_id, channel_id, user_id } = payload;
     const prompt = decodeSlackText(text).trim();
+    /** An answer only the person who ran the command sees. */
+    const tell = async (answer: string) => {
+      await respond({ response_type: 'ephemeral', replace_original: false, text: answer });
+    };
     if (prompt === '' || HELP.test(prompt)) {
       await ack({ response_type: 'ephemeral', text: AGENT_USAGE });
       log.info({ channelId: channel_id, userId: user_id, empty: prompt === '' }, 'command.usage');
@@ -45,10 +49,7 @@ export function registerAgentCommand(
     }
     if (STATUS.test(prompt)) {
       await ack();
-      const reply = async () => {
-        const text = await deps.jobStatus(team_id, user_id);
-        await respond({ response_type: 'ephemeral', replace_original: false, text });
-      };
+      const reply = async () => tell(await deps.jobStatus(team_id, user_id));
       if (!deps.work.offer('command.status', reply)) await reply();
       log.info({ channelId: channel_id, userId: user_id }, 'command.status');
       return;
@@ -60,12 +61,7 @@ export function registerAgentCommand(
     }
     await ack();
     deps.work.offer('job.start', () =>
-      deps.jobs.startJob(
-        { teamId: team_id, channelId: channel_id, userId: user_id, prompt },
-        async (reply) => {
-          await respond({ response_type: 'ephemeral', replace_original: false, text: reply });
-        },
-      ),
+      deps.jobs.startJob({ teamId: team_id, channelId: channel_id, userId: user_id, prompt }, tell),
     );
   }
   app.command('/agent', (args) => deps.inflight.track(onAgent(args)));
