@@ -123,6 +123,7 @@ async function assemble(config: Config, opts: BotOptions, log: Logger, teardown:
     store,
     api,
     chat,
+    budget: budgets.agent,
     log,
     poll: { intervalMs: config.poll.intervalMs },
     leaseMs: config.leaseMs,

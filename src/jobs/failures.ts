@@ -6,6 +6,25 @@ export function clockTime(at: Date): string {
 }
 
 /**
+ * A time as Slack shows it in the reader's own time zone, with "14:05 UTC" as the fallback
+ * for clients (and notifications) that cannot.
+ */
+export function slackTime(atMs: number): string {
+  const at = Math.ceil(atMs / 1000);
+  return `<!date^${at}^{time}|${clockTime(new Date(at * 1000))}>`;
+}
+
+/** The answer when the agent budget is spent before anything was asked of the agent. */
+export function budgetSpentText(
+  limit: number,
+  nextSlotAt: number,
+  action: 'create' | 'message',
+): string {
+  const what = action === 'create' ? 'start a job' : 'send your message to the job';
+  return `I did not ${what}: this project's agent budget (${limit} jobs and messages per hour) is used up. The next slot opens at ${slackTime(nextSlotAt)}.`;
+}
+
+/**
  * What to tell the person in Slack when a create or follow-up call failed. Says whether
  * the request may have reached the agent, so nobody resends blindly.
  */

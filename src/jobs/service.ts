@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import type { Budget } from '../api/budget.ts';
 import type { ApiClient } from '../api/client.ts';
 import { ApiError } from '../api/errors.ts';
 import type { Job } from '../api/schemas.ts';
@@ -6,7 +7,7 @@ import { ChatError, NOT_IN_CHANNEL_CODES } from '../chat-errors.ts';
 import type { Logger } from '../log.ts';
 import type { Store } from '../store/types.ts';
 import { withDeadline } from './deadline.ts';
-import { describeFailure } from './failures.ts';
+import { budgetSpentText, describeFailure } from './failures.ts';
 import { createFollowUps } from './follow-ups.ts';
 import { type JobChat, type JobMetrics, noJobMetrics, type Wake } from './ports.ts';
 import { toSnapshot } from './snapshot.ts';
@@ -15,6 +16,11 @@ export interface JobServiceDeps {
   store: Store;
   api: Pick<ApiClient, 'createJob' | 'sendMessage'>;
   chat: JobChat;
+  /**
+   * The project's agent budget, read before anything is posted: a spent budget is told
+   * to the requester alone, with when the next slot opens, and leaves nothing in the channel.
+   */
+  budget: Pick<Budget, 'status'>;
   log: Logger;
   poll: { intervalMs: number };
   /**
@@ -61,6 +67,7 @@ export function createJobService(deps: JobServiceDeps) {
     reply: (text: string) => Promise<void>,
   ): Promise<void> {
     const started = performance.now();
+    if (await budgetSpent(req, reply)) return;
     const marker = randomUUID();
     let thread = await store
       .createThread({ ...req, threadTs: `${PENDING_TS_PREFIX}${marker}` }, now())
@@ -142,6 +149,25 @@ export function createJobService(deps: JobServiceDeps) {
       'job.created',
     );
     wake(schedule.nextPollAt);
+  }
+
+  /**
+   * True (and the requester told) when the budget is spent. Two starts racing for the last
+   * slot may both pass; the one that loses is refused by the create call itself and its root
+   * says so. A store that cannot be read lets the start go on: the create call checks again.
+   */
+  async function budgetSpent(
+    req: StartRequest,
+    reply: (text: string) => Promise<void>,
+  ): Promise<boolean> {
+    const budget = await deps.budget.status().catch((err: unknown) => {
+      log.warn({ err }, 'job.budget_unread');
+      return undefined;
+    });
+    if (!budget || budget.nextSlotAt === null) return false;
+    log.info({ channelId: req.channelId, userId: req.userId }, 'job.budget_spent');
+    await reply(budgetSpentText(budget.limit, budget.nextSlotAt, 'create'));
+    return true;
   }
 
   const followUps = createFollowUps({ ...deps, log, now, deadlineMs, firstPoll, metrics });

@@ -1,6 +1,7 @@
 import type { Budget } from '../api/budget.ts';
 import { escapeAndTruncate } from '../mrkdwn.ts';
 import type { Store } from '../store/types.ts';
+import { slackTime } from './failures.ts';
 
 /** Jobs listed at most; the rest are counted. */
 const SHOWN = 10;
@@ -35,13 +36,10 @@ export function createJobStatus(deps: {
       lines.push(
         `*Agent budget:* ${budget.remaining} of ${budget.limit} uses left in the last hour (jobs and follow-ups).`,
       );
-    else {
-      const at = Math.ceil(budget.nextSlotAt / 1000);
-      const fallback = new Date(at * 1000).toISOString().slice(11, 16);
+    else
       lines.push(
-        `*Agent budget:* all ${budget.limit} uses of the last hour are spent; the next one opens at <!date^${at}^{time}|${fallback} UTC>.`,
+        `*Agent budget:* all ${budget.limit} uses of the last hour are spent; the next one opens at ${slackTime(budget.nextSlotAt)}.`,
       );
-    }
     return lines.join('\n');
   };
 }

@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { CHANNEL, Harness, SECRETS } from '../helpers/harness.ts';
+import { CHANNEL, Harness, SECRETS, USER } from '../helpers/harness.ts';
 import { eventually, sleep } from '../helpers/net.ts';
 import { formEncode, postSigned, slashCommand } from '../helpers/slack-requests.ts';
 
@@ -352,20 +352,43 @@ describe('bad input and failures on /agent', () => {
     },
   );
 
-  it('refuses cleanly when the hourly agent budget is spent, saying when a slot opens', async () => {
+  it('answers a spent budget only to the requester, posting nothing in the channel', async () => {
     const store = await h.openStore();
     const now = Date.now();
     for (let i = 0; i < 100; i++)
       await store.takeBudgetSlot('agent:proj_docs', now - 30 * 60_000 + i, 3_600_000, 100);
     await store.close();
-    await h.command('One job too many');
-    const root = await eventually(() => h.roots()[0], 'root');
-    await eventually(() => h.slack.callsTo('chat.update').length > 0, 'root update');
-    const shown = JSON.stringify(h.slack.history(CHANNEL).find((m) => m.ts === root.ts)?.blocks);
-    const opens = new Date(now - 30 * 60_000 + 3_600_000).toISOString().slice(11, 16);
-    expect(shown).toContain('budget');
-    expect(shown).toContain(`${opens} UTC`);
+    const asked = await h.command('One job too many');
+    const answer = await h.slack.waitForResponse(
+      (r) => r.id === asked.responseUrl.split('/').pop(),
+    );
+    const opens = now - 30 * 60_000 + 3_600_000;
+    const text = (answer.body as { text: string }).text;
+    expect(answer.body).toMatchObject({ response_type: 'ephemeral' });
+    expect(text).toContain('budget (100 jobs and messages per hour) is used up');
+    expect(text).toContain(`<!date^${Math.ceil(opens / 1000)}^{time}|`);
+    expect(text).toContain(
+      `${new Date(Math.ceil(opens / 1000) * 1000).toISOString().slice(11, 16)} UTC>`,
+    );
+    expect(h.slack.callsTo('chat.postMessage')).toHaveLength(0);
+    expect(h.slack.callsTo('chat.update')).toHaveLength(0);
     expect(h.api.requests).toHaveLength(0);
+    expect(h.logs).toContain('job.budget_spent');
+  });
+
+  it('refuses a thread reply when the budget is spent, telling only its author', async () => {
+    const { root } = await startJob();
+    const store = await h.openStore();
+    for (let i = 0; i < 99; i++)
+      await store.takeBudgetSlot('agent:proj_docs', Date.now(), 3_600_000, 100);
+    await store.close();
+    const posts = h.slack.callsTo('chat.postMessage').length;
+    await h.reply(root.ts, 'Also add Ruby');
+    const told = await eventually(() => h.slack.callsTo('chat.postEphemeral')[0], 'the refusal');
+    expect(told.args).toMatchObject({ user: USER, thread_ts: root.ts });
+    expect(String(told.args.text)).toContain('is used up. The next slot opens at');
+    expect(h.slack.callsTo('chat.postMessage')).toHaveLength(posts);
+    expect(h.api.requestsTo('message')).toHaveLength(0);
   });
 
   it('answers /agent status with your jobs in progress and the budget, only to you, starting nothing', async () => {
