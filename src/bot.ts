@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { DestinationStream } from 'pino';
-import { HOUR_MS, slidingWindowBudget } from './api/budget.ts';
+import { type Budget, HOUR_MS, slidingWindowBudget } from './api/budget.ts';
 import { ApiClient, type RetryOptions } from './api/client.ts';
 import { startBackground, startRecoveryLoop } from './background.ts';
 import type { Config } from './config.ts';
@@ -12,6 +12,7 @@ import { createJobStatus } from './jobs/status.ts';
 import { createLogger, type Logger } from './log.ts';
 import { createMetrics, type Metrics } from './metrics.ts';
 import { probeEndpoints } from './probes.ts';
+import { createProjects } from './projects.ts';
 import { type DigestDeps, startDigest } from './reports/digest.ts';
 import { createReportService } from './reports/service.ts';
 import { createSlackApp, type SlackApp } from './slack/app.ts';
@@ -66,6 +67,7 @@ export async function startBot(config: Config, opts: BotOptions = {}): Promise<B
       config.slack.appToken,
       config.slack.signingSecret,
       config.api.key,
+      ...Object.values(config.api.projectKeys),
       databasePassword(config.databaseUrl),
     ],
     ...(opts.logDestination ? { destination: opts.logDestination } : {}),
@@ -97,7 +99,11 @@ async function assemble(config: Config, opts: BotOptions, log: Logger, teardown:
   teardown.add('store', () => store.close());
 
   const budgets = createBudgets(config, store);
-  const metrics = createMetrics({ outboxDepth: () => store.outboxDepth(), budgets, log });
+  const metrics = createMetrics({
+    outboxDepth: () => store.outboxDepth(),
+    budgets: { agent: budgets.agent, analytics: budgets.analytics },
+    log,
+  });
   const inflight = createInflight();
   let accepting = true;
   const slack = createSlack({ config, log, store, metrics, accepting: () => accepting });
@@ -107,7 +113,7 @@ async function assemble(config: Config, opts: BotOptions, log: Logger, teardown:
   const api = new ApiClient({
     ...apiSettings(config, opts),
     log: log.child({ component: 'api' }),
-    budgets,
+    budgets: { agent: budgets.agentFor, analytics: budgets.analytics },
     metrics,
   });
   // After the loops (the poller cuts its own polls short and must see that, not a failure);
@@ -118,12 +124,19 @@ async function assemble(config: Config, opts: BotOptions, log: Logger, teardown:
   });
 
   const chat = createSlackJobChat(slack.app.client, log, metrics);
+  const projects = createProjects({
+    store,
+    defaultProjectId: config.api.projectId,
+    keyedProjects: Object.keys(config.api.projectKeys),
+    adminUsers: config.adminUsers,
+  });
   const wake = startBackground({ config, opts, log, teardown, store, api, chat, owner, metrics });
   const jobs = createJobService({
     store,
     api,
     chat,
-    budget: budgets.agent,
+    budget: budgets.agentFor,
+    projects,
     log,
     poll: { intervalMs: config.poll.intervalMs },
     leaseMs: config.leaseMs,
@@ -143,10 +156,11 @@ async function assemble(config: Config, opts: BotOptions, log: Logger, teardown:
   );
   const timeZone = config.digest.timeZone;
   const work = createWorkQueue({ ...(opts.work ?? FOLLOW_ON_WORK), inflight, log });
-  const jobStatus = createJobStatus({ store, budget: budgets.agent });
+  const jobStatus = createJobStatus({ store, budget: budgets.agentFor, projects });
   registerListeners(slack.app, {
     jobs,
     jobStatus,
+    projects,
     store,
     reports,
     poster,
@@ -222,20 +236,35 @@ function apiSettings(config: Config, opts: BotOptions) {
     baseUrl: config.api.baseUrl,
     apiKey: config.api.key,
     projectId: config.api.projectId,
+    projectKeys: config.api.projectKeys,
     ...(opts.apiRetry ? { retry: opts.apiRetry } : {}),
     ...(opts.apiTimeoutMs ? { timeoutMs: opts.apiTimeoutMs } : {}),
   };
 }
 
-/** The documented hourly budgets, counted in the store so that replicas share them. */
+/**
+ * The documented hourly budgets, counted in the store so that replicas share them: the agent
+ * budget per project (`agent` is the configured project's, the one the metrics show), the
+ * analytics budget per organisation.
+ */
 function createBudgets(config: Config, store: Store) {
+  const agentBudgets = new Map<string, Budget>();
+  const agentFor = (projectId: string): Budget => {
+    let budget = agentBudgets.get(projectId);
+    if (!budget) {
+      budget = slidingWindowBudget(store, {
+        key: `agent:${projectId}`,
+        limit: AGENT_USES_PER_HOUR,
+        windowMs: HOUR_MS,
+        description: "This project's agent budget (100 jobs and messages per hour)",
+      });
+      agentBudgets.set(projectId, budget);
+    }
+    return budget;
+  };
   return {
-    agent: slidingWindowBudget(store, {
-      key: `agent:${config.api.projectId}`,
-      limit: AGENT_USES_PER_HOUR,
-      windowMs: HOUR_MS,
-      description: "This project's agent budget (100 jobs and messages per hour)",
-    }),
+    agentFor,
+    agent: agentFor(config.api.projectId),
     analytics: slidingWindowBudget(store, {
       key: 'analytics',
       limit: ANALYTICS_REQUESTS_PER_HOUR,

@@ -35,6 +35,41 @@ const httpUrl = (fallback: string) =>
     z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' }).default(fallback),
   );
 
+/** What a Mintlify project id looks like (letters, digits, `_` and `-`). */
+export const PROJECT_ID = /^[A-Za-z0-9][A-Za-z0-9_-]{0,99}$/;
+const SLACK_USER_ID = /^[UW][A-Z0-9]{2,}$/;
+
+/** `a,b , c` → ['a', 'b', 'c']; blank means none. */
+const commaList = (v: unknown) =>
+  typeof v === 'string'
+    ? v
+        .split(',')
+        .map((x) => x.trim())
+        .filter(Boolean)
+    : v;
+
+/** `proj_a=mint_…,proj_b=mint_…` → { proj_a: 'mint_…', … }; the keys are never echoed. */
+const projectKeys = z.preprocess(
+  commaList,
+  z
+    .array(
+      z
+        .string()
+        .refine((pair) => /^[^=]+=.+$/.test(pair) && PROJECT_ID.test(pair.split('=')[0]!.trim()), {
+          error: 'must be a comma-separated list of projectId=key pairs',
+        }),
+    )
+    .default([])
+    .transform((pairs) =>
+      Object.fromEntries(
+        pairs.map((pair) => {
+          const at = pair.indexOf('=');
+          return [pair.slice(0, at).trim(), pair.slice(at + 1).trim()];
+        }),
+      ),
+    ),
+);
+
 const EnvSchema = z.object({
   SLACK_BOT_TOKEN: optionalString.pipe(
     z.string({ error: 'is required (the xoxb-… bot token)' }).startsWith('xoxb-', {
@@ -65,6 +100,17 @@ const EnvSchema = z.object({
     z.string({ error: 'is required (copy it from the API keys page)' }).min(1),
   ),
   MINTLIFY_API_URL: httpUrl('https://api.mintlify.com'),
+  MINTLIFY_PROJECT_KEYS: projectKeys,
+  ADMIN_USERS: z.preprocess(
+    commaList,
+    z
+      .array(
+        z.string().regex(SLACK_USER_ID, {
+          error: 'must be a comma-separated list of Slack user ids (U0123ABCD)',
+        }),
+      )
+      .default([]),
+  ),
   DATABASE_URL: optionalString.pipe(
     z
       .string()
@@ -138,7 +184,15 @@ export interface Config {
     mode: 'socket' | 'http';
   };
   port: number;
-  api: { key: string; projectId: string; baseUrl: string };
+  api: {
+    key: string;
+    projectId: string;
+    baseUrl: string;
+    /** Keys of single projects, by project id; others use `key`. */
+    projectKeys: Record<string, string>;
+  };
+  /** Who may bind a channel to another project (`/agent project <id>`). */
+  adminUsers: string[];
   databaseUrl: string;
   poll: { intervalMs: number; maxIntervalMs: number };
   /** How long a replica's claim on shared work lasts before another may take it over. */
@@ -161,7 +215,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   const problems = parsed.success
     ? []
     : parsed.error.issues.map(
-        (issue) => `${issue.path.join('.') || 'environment'} ${issue.message}`,
+        // A list's item index says nothing to the reader: the variable's name does.
+        (issue) => `${String(issue.path[0] ?? 'environment')} ${issue.message}`,
       );
   // Cross-field rules, checked even when other variables are wrong so that one run
   // lists every problem.
@@ -193,7 +248,9 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
         key: e.MINTLIFY_API_KEY,
         projectId: e.MINTLIFY_PROJECT_ID,
         baseUrl: e.MINTLIFY_API_URL.replace(/\/+$/, ''),
+        projectKeys: e.MINTLIFY_PROJECT_KEYS,
       },
+      adminUsers: e.ADMIN_USERS,
       databaseUrl: e.DATABASE_URL,
       poll: { intervalMs: e.POLL_INTERVAL_MS, maxIntervalMs: e.POLL_MAX_INTERVAL_MS },
       leaseMs: e.LEASE_MS,

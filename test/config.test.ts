@@ -107,6 +107,28 @@ describe('loadConfig', () => {
     expect(pg.ok && pg.config.databaseUrl).toBe('postgres://bot:pw@db:5432/bot');
   });
 
+  it('reads per-project keys and admins as comma-separated lists, never echoing a key', () => {
+    const r = loadConfig({
+      ...valid,
+      MINTLIFY_PROJECT_KEYS: ' proj_a=mint_aaa , proj-b=mint_b=b ',
+      ADMIN_USERS: 'U0ADMIN1, W0ADMIN2',
+    });
+    expect(r.ok && r.config.api.projectKeys).toEqual({ proj_a: 'mint_aaa', 'proj-b': 'mint_b=b' });
+    expect(r.ok && r.config.adminUsers).toEqual(['U0ADMIN1', 'W0ADMIN2']);
+    const none = loadConfig({ ...valid, MINTLIFY_PROJECT_KEYS: '', ADMIN_USERS: ' ' });
+    expect(none.ok && [none.config.api.projectKeys, none.config.adminUsers]).toEqual([{}, []]);
+    const bad = loadConfig({
+      ...valid,
+      MINTLIFY_PROJECT_KEYS: 'mint_secret_without_project',
+      ADMIN_USERS: 'alice',
+    });
+    expect(bad.ok ? [] : bad.problems).toEqual([
+      'MINTLIFY_PROJECT_KEYS must be a comma-separated list of projectId=key pairs',
+      'ADMIN_USERS must be a comma-separated list of Slack user ids (U0123ABCD)',
+    ]);
+    expect(JSON.stringify(bad)).not.toContain('mint_secret');
+  });
+
   it('rejects a back-off ceiling below the first poll delay', () => {
     const r = loadConfig({ ...valid, POLL_INTERVAL_MS: '9000', POLL_MAX_INTERVAL_MS: '1000' });
     expect(r.ok ? [] : r.problems).toEqual([

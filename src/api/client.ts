@@ -35,16 +35,23 @@ export interface ApiMetrics {
 
 export interface ApiClientOptions {
   baseUrl: string;
+  /** The organisation's admin key: used for every project without a key of its own. */
   apiKey: string;
+  /** The project a call is for when it names none. */
   projectId: string;
+  /** Keys of single projects (MINTLIFY_PROJECT_KEYS), by project id. */
+  projectKeys?: Readonly<Record<string, string>>;
   log: Logger;
   timeoutMs?: number;
   retry?: Partial<RetryOptions>;
-  budgets?: { agent?: Budget; analytics?: Budget };
+  /** The agent budget is per project: one budget, or one for each project id. */
+  budgets?: { agent?: Budget | ((projectId: string) => Budget); analytics?: Budget };
   metrics?: ApiMetrics;
 }
 
 export interface VisitorsQuery {
+  /** The configured project when unset. */
+  project?: string | undefined;
   dateFrom: string;
   dateTo: string;
   limit: number;
@@ -65,6 +72,8 @@ interface Call<S extends z.ZodType> {
   operation: string;
   method: Method;
   path: string;
+  /** The project the call is for: it picks the key. */
+  project: string;
   query?: Record<string, string | number>;
   body?: unknown;
   schema: S;
@@ -80,10 +89,19 @@ interface Call<S extends z.ZodType> {
 /** A read's own limits: a caller that retries on its own schedule asks for one short attempt. */
 export interface ReadOptions {
   signal?: AbortSignal;
+  /** The configured project when unset. */
+  project?: string | undefined;
   /** Attempts after the first (default: the client's retry table). */
   retries?: number;
   /** Per attempt; never longer than the client's own timeout. */
   timeoutMs?: number;
+}
+
+/** A write's own limits. */
+export interface WriteOptions {
+  signal?: AbortSignal;
+  /** The configured project when unset. */
+  project?: string | undefined;
 }
 
 /** The service's client: every response validated, typed errors, one retry policy. */
@@ -112,34 +130,43 @@ export class ApiClient {
     this.#stopping.abort();
   }
 
-  #agentPath(suffix: string): string {
-    return `/v2/agent/${encodeURIComponent(this.#opts.projectId)}${suffix}`;
+  #agentPath(project: string, suffix: string): string {
+    return `/v2/agent/${encodeURIComponent(project)}${suffix}`;
+  }
+
+  #agentBudget(project: string): Budget | undefined {
+    const agent = this.#opts.budgets?.agent;
+    return typeof agent === 'function' ? agent(project) : agent;
   }
 
   /** `signal` bounds the call (its retries included); see `getJob`. */
-  createJob(prompt: string, opts: { signal?: AbortSignal } = {}): Promise<Job> {
+  createJob(prompt: string, opts: WriteOptions = {}): Promise<Job> {
+    const project = opts.project ?? this.#opts.projectId;
     return this.#call({
       signal: opts.signal,
       operation: 'job.create',
       method: 'POST',
-      path: this.#agentPath('/job'),
+      project,
+      path: this.#agentPath(project, '/job'),
       body: { prompt },
       schema: Job,
       what: 'The project',
-      budget: this.#opts.budgets?.agent,
+      budget: this.#agentBudget(project),
     });
   }
 
-  sendMessage(jobId: string, prompt: string, opts: { signal?: AbortSignal } = {}): Promise<Job> {
+  sendMessage(jobId: string, prompt: string, opts: WriteOptions = {}): Promise<Job> {
+    const project = opts.project ?? this.#opts.projectId;
     return this.#call({
       signal: opts.signal,
       operation: 'job.message',
       method: 'POST',
-      path: this.#agentPath(`/job/${encodeURIComponent(jobId)}/message`),
+      project,
+      path: this.#agentPath(project, `/job/${encodeURIComponent(jobId)}/message`),
       body: { prompt },
       schema: Job,
       what: 'The job',
-      budget: this.#opts.budgets?.agent,
+      budget: this.#agentBudget(project),
     });
   }
 
@@ -148,13 +175,15 @@ export class ApiClient {
    * for a single short attempt (`retries`, `timeoutMs`): its schedule is the retry.
    */
   getJob(jobId: string, opts: ReadOptions = {}): Promise<Job> {
+    const project = opts.project ?? this.#opts.projectId;
     return this.#call({
+      project,
       signal: opts.signal,
       retries: opts.retries,
       timeoutMs: opts.timeoutMs,
       operation: 'job.get',
       method: 'GET',
-      path: this.#agentPath(`/job/${encodeURIComponent(jobId)}`),
+      path: this.#agentPath(project, `/job/${encodeURIComponent(jobId)}`),
       schema: Job,
       what: 'The job',
       budget: undefined,
@@ -162,10 +191,12 @@ export class ApiClient {
   }
 
   getVisitorsPage(q: VisitorsQuery): Promise<VisitorsPage> {
+    const project = q.project ?? this.#opts.projectId;
     return this.#call({
       operation: 'visitors.get',
       method: 'GET',
-      path: `/v1/analytics/${encodeURIComponent(this.#opts.projectId)}/visitors`,
+      project,
+      path: `/v1/analytics/${encodeURIComponent(project)}/visitors`,
       query: { dateFrom: q.dateFrom, dateTo: q.dateTo, limit: q.limit, offset: q.offset },
       schema: VisitorsPageSchema,
       what: 'The project',
@@ -293,7 +324,7 @@ export class ApiClient {
       res = await fetch(url, {
         method: call.method,
         headers: {
-          authorization: `Bearer ${this.#opts.apiKey}`,
+          authorization: `Bearer ${this.#opts.projectKeys?.[call.project] ?? this.#opts.apiKey}`,
           accept: 'application/json',
           ...(call.body === undefined ? {} : { 'content-type': 'application/json' }),
         },

@@ -143,7 +143,7 @@ export function createFollowUps(deps: FollowUpDeps) {
     let job: Job;
     try {
       job = await withDeadline('job.message', deps.deadlineMs, (signal) =>
-        api.sendMessage(jobId, f.text, { signal }),
+        api.sendMessage(jobId, f.text, { signal, project: thread.projectId ?? undefined }),
       );
     } catch (err) {
       return failed(thread, f, err);

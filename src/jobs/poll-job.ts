@@ -65,7 +65,13 @@ export function createJobPoll(deps: JobPollDeps) {
       const job = await withDeadline(
         'job.get',
         deadlineMs,
-        (signal) => api.getJob(jobId, { signal, retries: 0, timeoutMs: deps.requestTimeoutMs }),
+        (signal) =>
+          api.getJob(jobId, {
+            signal,
+            retries: 0,
+            timeoutMs: deps.requestTimeoutMs,
+            project: thread.projectId ?? undefined,
+          }),
         deps.stopping,
       );
       return await answered(thread, jobId, toSnapshot(job), started);

@@ -5,6 +5,7 @@ import { ApiError } from '../api/errors.ts';
 import type { Job } from '../api/schemas.ts';
 import { ChatError, NOT_IN_CHANNEL_CODES } from '../chat-errors.ts';
 import type { Logger } from '../log.ts';
+import type { Projects } from '../projects.ts';
 import type { Store } from '../store/types.ts';
 import { withDeadline } from './deadline.ts';
 import { budgetSpentText, describeFailure } from './failures.ts';
@@ -20,7 +21,9 @@ export interface JobServiceDeps {
    * The project's agent budget, read before anything is posted: a spent budget is told
    * to the requester alone, with when the next slot opens, and leaves nothing in the channel.
    */
-  budget: Pick<Budget, 'status'>;
+  budget: (projectId: string) => Pick<Budget, 'status'>;
+  /** The project a channel's jobs go to. */
+  projects: Pick<Projects, 'forChannel'>;
   log: Logger;
   poll: { intervalMs: number };
   /**
@@ -67,10 +70,22 @@ export function createJobService(deps: JobServiceDeps) {
     reply: (text: string) => Promise<void>,
   ): Promise<void> {
     const started = performance.now();
-    if (await budgetSpent(req, reply)) return;
+    const projectId = await deps.projects
+      .forChannel(req.teamId, req.channelId)
+      .catch((err: unknown) => {
+        log.error({ err, channelId: req.channelId }, 'job.project_unread');
+        return undefined;
+      });
+    if (projectId === undefined) {
+      await reply(
+        "I couldn't read which project this channel uses (a storage error), so I didn't start a job. Please try again.",
+      );
+      return;
+    }
+    if (await budgetSpent(req, projectId, reply)) return;
     const marker = randomUUID();
     let thread = await store
-      .createThread({ ...req, threadTs: `${PENDING_TS_PREFIX}${marker}` }, now())
+      .createThread({ ...req, projectId, threadTs: `${PENDING_TS_PREFIX}${marker}` }, now())
       .catch((err: unknown) => {
         log.error({ err, channelId: req.channelId }, 'job.record_failed');
         return undefined;
@@ -119,7 +134,7 @@ export function createJobService(deps: JobServiceDeps) {
     let job: Job;
     try {
       job = await withDeadline('job.create', deadlineMs, (signal) =>
-        api.createJob(req.prompt, { signal }),
+        api.createJob(req.prompt, { signal, project: projectId }),
       );
     } catch (err) {
       if (!(err instanceof ApiError)) log.error({ err, threadId: thread.id }, 'job.create_crashed');
@@ -158,14 +173,18 @@ export function createJobService(deps: JobServiceDeps) {
    */
   async function budgetSpent(
     req: StartRequest,
+    projectId: string,
     reply: (text: string) => Promise<void>,
   ): Promise<boolean> {
-    const budget = await deps.budget.status().catch((err: unknown) => {
-      log.warn({ err }, 'job.budget_unread');
-      return undefined;
-    });
+    const budget = await deps
+      .budget(projectId)
+      .status()
+      .catch((err: unknown) => {
+        log.warn({ err }, 'job.budget_unread');
+        return undefined;
+      });
     if (!budget || budget.nextSlotAt === null) return false;
-    log.info({ channelId: req.channelId, userId: req.userId }, 'job.budget_spent');
+    log.info({ channelId: req.channelId, userId: req.userId, projectId }, 'job.budget_spent');
     await reply(budgetSpentText(budget.limit, budget.nextSlotAt, 'create'));
     return true;
   }

@@ -1,5 +1,6 @@
 import type { Budget } from '../api/budget.ts';
 import { escapeAndTruncate } from '../mrkdwn.ts';
+import type { Projects } from '../projects.ts';
 import type { Store } from '../store/types.ts';
 import { slackTime } from './failures.ts';
 
@@ -13,12 +14,19 @@ const LABEL = { starting: 'Starting', active: 'Working' } as const;
  */
 export function createJobStatus(deps: {
   store: Pick<Store, 'activeThreadsOf'>;
-  budget: Pick<Budget, 'status'>;
+  budget: (projectId: string) => Pick<Budget, 'status'>;
+  projects: Pick<Projects, 'forChannel'>;
 }) {
-  return async function statusFor(teamId: string, userId: string): Promise<string> {
+  /** The budget shown is that of the project the channel (where it was asked) uses. */
+  return async function statusFor(
+    teamId: string,
+    channelId: string,
+    userId: string,
+  ): Promise<string> {
+    const projectId = await deps.projects.forChannel(teamId, channelId);
     const [threads, budget] = await Promise.all([
       deps.store.activeThreadsOf(teamId, userId, SHOWN + 1),
-      deps.budget.status(),
+      deps.budget(projectId).status(),
     ]);
     const lines: string[] = [];
     if (threads.length === 0) lines.push('You have no jobs in progress.');

@@ -81,8 +81,9 @@ export function createReportService(deps: ReportServiceDeps) {
   const maxRequests = Math.max(deps.maxRequests ?? DEFAULT_MAX_REQUESTS, CORE_REQUESTS);
   const cache = new Map<string, { report: Report; expiresAt: number }>();
 
-  async function build(range: DateRange): Promise<Report> {
-    const cacheKey = `${range.from}|${range.to}|${range.timeZone}`;
+  /** `project`: a channel's own project (`/agent project`); the configured one when unset. */
+  async function build(range: DateRange, project?: string): Promise<Report> {
+    const cacheKey = `${project ? `${project}|` : ''}${range.from}|${range.to}|${range.timeZone}`;
     const hit = cache.get(cacheKey);
     if (hit && hit.expiresAt > now()) {
       log.info({ range: cacheKey }, 'report.cache_hit');
@@ -98,7 +99,8 @@ export function createReportService(deps: ReportServiceDeps) {
     ): Promise<VisitorsPage> => {
       if (optional && requests >= maxRequests) throw new Stop('cap');
       requests++;
-      return deps.api.getVisitorsPage({ ...apiParams(r), limit, offset }).catch((err: unknown) => {
+      const q = { ...apiParams(r), limit, offset, project };
+      return deps.api.getVisitorsPage(q).catch((err: unknown) => {
         if (optional && err instanceof BudgetExhausted) throw new Stop('budget');
         throw err;
       });
@@ -107,7 +109,7 @@ export function createReportService(deps: ReportServiceDeps) {
     const previous = previousRange(range);
     const first = await fetchPage(range, 0, PAGE_LIMIT, false);
     const previousTotals = (await fetchPage(previous, 0, 1, false)).totals;
-    const points = await chartPoints(range, (r) => fetchPage(r, 0, 1, false));
+    const points = await chartPoints(range, project, (r) => fetchPage(r, 0, 1, false));
 
     let stoppedBy: Report['scan']['stoppedBy'] = null;
     const scan = async (
@@ -181,6 +183,7 @@ export function createReportService(deps: ReportServiceDeps) {
    */
   async function chartPoints(
     range: DateRange,
+    project: string | undefined,
     fetchTotals: (r: DateRange) => Promise<VisitorsPage>,
   ) {
     const today = todayIn(new Date(now()), range.timeZone);
@@ -192,7 +195,8 @@ export function createReportService(deps: ReportServiceDeps) {
         const b = buckets[i]!;
         const r: DateRange = { from: b.from, to: b.to, days: 0, timeZone: range.timeZone };
         const p = apiParams(r);
-        const key = `${p.dateFrom}|${p.dateTo}`;
+        // The configured project's points keep the keys they had before projects existed.
+        const key = `${project ? `${project}|` : ''}${p.dateFrom}|${p.dateTo}`;
         const closed = b.to <= today;
         let counts = closed ? await deps.store.getVisitorPoint(key) : undefined;
         if (!counts) {

@@ -160,6 +160,23 @@ function migrations(kind: Engine['kind']): Record<string, Migration> {
           .execute();
       },
     },
+    '0007_channel_projects': {
+      async up(db: Kysely<unknown>) {
+        // The docs project a job belongs to (null: made before projects were kept, so the
+        // configured one).
+        await db.schema.alterTable('job_threads').addColumn('project_id', 'text').execute();
+        // `/agent project <id>`: a channel's jobs, budget and reports use that project.
+        await db.schema
+          .createTable('channel_projects')
+          .addColumn('team_id', 'text', (c) => c.notNull())
+          .addColumn('channel_id', 'text', (c) => c.notNull())
+          .addColumn('project_id', 'text', (c) => c.notNull())
+          .addColumn('set_by', 'text', (c) => c.notNull())
+          .addColumn('set_at', 'bigint', (c) => c.notNull())
+          .addPrimaryKeyConstraint('channel_projects_pk', ['team_id', 'channel_id'])
+          .execute();
+      },
+    },
   };
 }
 

@@ -42,6 +42,7 @@ export interface Database {
     root_locked_until: number | null;
     poll_failing_since: number | null;
     changed_at: number | null;
+    project_id: string | null;
   };
   outbox: {
     id: Generated<number>;
@@ -75,6 +76,13 @@ export interface Database {
     ai: number;
     total: number;
     fetched_at: number;
+  };
+  channel_projects: {
+    team_id: string;
+    channel_id: string;
+    project_id: string;
+    set_by: string;
+    set_at: number;
   };
   digest_runs: {
     channel_id: string;
@@ -121,6 +129,7 @@ export function toThread(r: ThreadRow): JobThread {
     updatedAt: num(r.updated_at),
     pollFailingSince: numOrNull(r.poll_failing_since),
     changedAt: numOrNull(r.changed_at),
+    projectId: r.project_id,
   };
 }
 

@@ -3,6 +3,7 @@ import { coordinationQueries } from './coordination.ts';
 import type { Engine } from './engine.ts';
 import { followUpQueries } from './follow-ups.ts';
 import { pollQueries } from './polls.ts';
+import { projectQueries } from './projects.ts';
 import { threadQueries } from './threads.ts';
 import type { Store } from './types.ts';
 
@@ -14,6 +15,7 @@ export function createStore(engine: Engine): Store {
     ...announcementQueries(engine),
     ...coordinationQueries(engine),
     ...followUpQueries(engine),
+    ...projectQueries(engine),
     ping: () => engine.ping(),
     close: () => engine.close(),
   };

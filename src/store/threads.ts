@@ -29,6 +29,7 @@ export function threadQueries(
           thread_ts: t.threadTs,
           user_id: t.userId,
           prompt: t.prompt,
+          project_id: t.projectId ?? null,
           job_id: null,
           status: 'starting',
           model: null,

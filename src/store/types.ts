@@ -51,6 +51,8 @@ export interface JobThread {
    * Null for threads from before it was kept.
    */
   changedAt: number | null;
+  /** The docs project the job belongs to; null for threads from before it was kept. */
+  projectId: string | null;
 }
 
 /** What the service told us about a job, as far as the thread shows it. */
@@ -162,6 +164,17 @@ export interface NewThread {
   threadTs: string;
   userId: string;
   prompt: string;
+  projectId?: string | null;
+}
+
+/** A channel bound to a docs project other than the configured one (`/agent project`). */
+export interface ChannelProject {
+  teamId: string;
+  channelId: string;
+  projectId: string;
+  /** Who bound it, and when. */
+  setBy: string;
+  setAt: number;
 }
 
 export interface Counts {
@@ -294,6 +307,13 @@ export interface Store extends BudgetStore {
   claimEvent(keys: string[], now: number): Promise<boolean>;
   /** Forgets event keys, and follow-ups that reached an end, older than `before`. */
   pruneEvents(before: number): Promise<void>;
+
+  /** The project a channel is bound to, if any. */
+  channelProject(teamId: string, channelId: string): Promise<ChannelProject | undefined>;
+  /** Binds a channel to a project, replacing any binding it had. */
+  bindChannelProject(binding: ChannelProject): Promise<void>;
+  /** Back to the configured project; false if the channel was not bound. */
+  unbindChannelProject(teamId: string, channelId: string): Promise<boolean>;
 
   getVisitorPoint(rangeKey: string): Promise<Counts | undefined>;
   putVisitorPoint(rangeKey: string, counts: Counts, now: number): Promise<void>;

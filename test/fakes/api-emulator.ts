@@ -155,6 +155,13 @@ export class ApiEmulator {
   private readonly omitted = new Map<string, JobField[]>();
   private readonly arrivals = new Set<(rec: RecordedRequest) => void>();
   private readonly opts: { apiKey: string; projectId: string; readOnlyKeys: string[] };
+  /**
+   * The organisation's projects beyond the first, with a key of their own or not: the admin
+   * key works for every project, a project's own key only for it.
+   */
+  private readonly projects = new Map<string, string | undefined>();
+  /** Which project each job belongs to: asked under another, it is not found. */
+  private readonly jobProject = new Map<string, string>();
   private readonly now: () => number;
   private site = { paths: [] as string[], seed: 1, base: [] as number[], popular: [] as boolean[] };
   private cache: { key: string; value: VisitorsTruth } | undefined;
@@ -196,6 +203,18 @@ export class ApiEmulator {
     const closed = new Promise<void>((resolve) => this.server.close(() => resolve()));
     for (const s of this.sockets) s.destroy(); // else a slow or keep-alive request holds close()
     await closed;
+  }
+
+  // ---- test controls: projects ----
+
+  /** Another project of the organisation, optionally with its own API key. */
+  addProject(projectId: string, ownKey?: string): void {
+    this.projects.set(projectId, ownKey);
+  }
+
+  /** The project a created job belongs to. */
+  projectOf(jobId: string): string | undefined {
+    return this.jobProject.get(jobId);
   }
 
   // ---- test controls: jobs ----
@@ -437,19 +456,27 @@ export class ApiEmulator {
   ): Reply {
     if (!route) return { status: 404, body: { error: 'Not found' } };
     const key = /^Bearer (.+)$/.exec(req.headers.authorization ?? '')?.[1];
+    const ownKeys = [...this.projects.values()].filter((k) => k !== undefined);
     const known =
-      key === this.opts.apiKey || (key !== undefined && this.opts.readOnlyKeys.includes(key));
+      key === this.opts.apiKey ||
+      (key !== undefined && (this.opts.readOnlyKeys.includes(key) || ownKeys.includes(key)));
     if (!known) return { status: 401, body: { error: 'Unauthorized' } };
-    if (route.projectId !== this.opts.projectId)
+    if (route.projectId !== this.opts.projectId && !this.projects.has(route.projectId))
       return { status: 404, body: { error: 'Project not found' } };
-    if (req.method === 'POST' && key !== this.opts.apiKey) {
+    const projectKey = ownKeys.includes(key ?? '');
+    if (projectKey && this.projects.get(route.projectId) !== key)
+      return { status: 403, body: { error: 'Forbidden: this API key is for another project' } };
+    if (req.method === 'POST' && key !== this.opts.apiKey && !projectKey) {
       return { status: 403, body: { error: 'Forbidden: this API key is read-only' } };
     }
     if (route.kind === 'visitors') {
       return this.visitors(url.searchParams, fault !== undefined && 'shiftOrder' in fault);
     }
 
-    const job = route.jobId === undefined ? undefined : this.jobs.get(route.jobId);
+    const found = route.jobId === undefined ? undefined : this.jobs.get(route.jobId);
+    const inProject =
+      (this.jobProject.get(found?.id ?? '') ?? this.opts.projectId) === route.projectId;
+    const job = inProject ? found : undefined;
     if (route.kind === 'get') return job ? { status: 200, body: this.wire(job) } : jobNotFound();
 
     const prompt = (body as { prompt?: unknown } | undefined)?.prompt;
@@ -466,6 +493,7 @@ export class ApiEmulator {
       const id = `job_${randomBytes(8).toString('hex')}`;
       const created = this.newJob(id, prompt);
       this.jobs.set(id, created);
+      this.jobProject.set(id, route.projectId);
       this.created.push(created);
       return { status: 201, body: this.wire(created) };
     }

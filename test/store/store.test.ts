@@ -111,6 +111,45 @@ describe.each(engines)('store (%s)', (_name, setup) => {
     expect(await store.findThread('T1', 'C1', '999.9')).toBeUndefined();
   });
 
+  it("keeps a thread's project, and each channel's binding until it is replaced or removed", async () => {
+    const t = await store.createThread({ ...thread, projectId: 'proj_a' }, 1000);
+    expect(t.projectId).toBe('proj_a');
+    expect((await store.createThread({ ...thread, threadTs: '100.2' }, 1000)).projectId).toBeNull();
+    expect(await store.channelProject('T1', 'C1')).toBeUndefined();
+    await store.bindChannelProject({
+      teamId: 'T1',
+      channelId: 'C1',
+      projectId: 'proj_a',
+      setBy: 'U1',
+      setAt: 5,
+    });
+    await store.bindChannelProject({
+      teamId: 'T1',
+      channelId: 'C1',
+      projectId: 'proj_b',
+      setBy: 'U2',
+      setAt: 6,
+    });
+    await store.bindChannelProject({
+      teamId: 'T2',
+      channelId: 'C1',
+      projectId: 'proj_c',
+      setBy: 'U3',
+      setAt: 7,
+    });
+    expect(await store.channelProject('T1', 'C1')).toEqual({
+      teamId: 'T1',
+      channelId: 'C1',
+      projectId: 'proj_b',
+      setBy: 'U2',
+      setAt: 6,
+    });
+    expect(await store.unbindChannelProject('T1', 'C1')).toBe(true);
+    expect(await store.unbindChannelProject('T1', 'C1')).toBe(false);
+    expect(await store.channelProject('T1', 'C1')).toBeUndefined();
+    expect((await store.channelProject('T2', 'C1'))?.projectId).toBe('proj_c');
+  });
+
   it('refuses a second thread with the same (team, channel, ts)', async () => {
     await store.createThread(thread, 1);
     await expect(store.createThread(thread, 2)).rejects.toThrow();

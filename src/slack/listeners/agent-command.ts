@@ -4,6 +4,7 @@ import type { JobService } from '../../jobs/service.ts';
 import type { JobStatus } from '../../jobs/status.ts';
 import type { Logger } from '../../log.ts';
 import { decodeSlackText } from '../../mrkdwn.ts';
+import type { Projects } from '../../projects.ts';
 import type { WorkQueue } from '../../work-queue.ts';
 import { AGENT_USAGE } from '../blocks.ts';
 import { readCommand } from './command-payload.ts';
@@ -12,6 +13,8 @@ import { readCommand } from './command-payload.ts';
 const HELP = /^(help|\?|--help|-h)$/i;
 /** `/agent status`: the person's jobs in progress and the agent budget. */
 const STATUS = /^status$/i;
+/** `/agent project [<projectId> | default]`: show or change the channel's docs project. */
+const PROJECT = /^project(?:\s+(\S.*))?$/is;
 
 /** What a user is told when the bot has more starts waiting than it takes. */
 export const BUSY_TEXT =
@@ -27,6 +30,7 @@ export function registerAgentCommand(
   deps: {
     jobs: JobService;
     jobStatus: JobStatus;
+    projects: Projects;
     log: Logger;
     inflight: Inflight;
     work: WorkQueue;
@@ -49,9 +53,23 @@ export function registerAgentCommand(
     }
     if (STATUS.test(prompt)) {
       await ack();
-      const reply = async () => tell(await deps.jobStatus(team_id, user_id));
+      const reply = async () => tell(await deps.jobStatus(team_id, channel_id, user_id));
       if (!deps.work.offer('command.status', reply)) await reply();
       log.info({ channelId: channel_id, userId: user_id }, 'command.status');
+      return;
+    }
+    const project = PROJECT.exec(prompt);
+    if (project) {
+      await ack();
+      const who = { teamId: team_id, channelId: channel_id, userId: user_id };
+      const arg = project[1]?.trim();
+      const reply = async () => {
+        if (!arg) return tell(await deps.projects.describe(team_id, channel_id));
+        const r = await deps.projects.change(who, arg);
+        log.info({ ...who, changed: r.changed }, 'command.project_change');
+        await tell(r.text);
+      };
+      if (!deps.work.offer('command.project', reply)) await reply();
       return;
     }
     if (!deps.work.hasRoom()) {

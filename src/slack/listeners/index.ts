@@ -3,6 +3,7 @@ import type { Inflight } from '../../inflight.ts';
 import type { JobService } from '../../jobs/service.ts';
 import type { JobStatus } from '../../jobs/status.ts';
 import type { Logger } from '../../log.ts';
+import type { Projects } from '../../projects.ts';
 import type { ReportPoster } from '../../reports/ports.ts';
 import type { ReportService } from '../../reports/service.ts';
 import type { Store } from '../../store/types.ts';
@@ -15,6 +16,8 @@ export interface ListenerDeps {
   jobs: JobService;
   /** `/agent status`. */
   jobStatus: JobStatus;
+  /** Which project a channel uses; `/agent project`. */
+  projects: Projects;
   store: Store;
   reports: ReportService;
   poster: ReportPoster;

@@ -2,6 +2,7 @@ import type { App, SlackCommandMiddlewareArgs } from '@slack/bolt';
 import { ChatError, NOT_IN_CHANNEL_CODES } from '../../chat-errors.ts';
 import type { Inflight } from '../../inflight.ts';
 import type { Logger } from '../../log.ts';
+import type { Projects } from '../../projects.ts';
 import { describeReportFailure } from '../../reports/failures.ts';
 import type { ReportPoster } from '../../reports/ports.ts';
 import { parseVisitorsArgs } from '../../reports/range.ts';
@@ -19,6 +20,7 @@ export function registerVisitorsCommand(
   app: App,
   deps: {
     reports: ReportService;
+    projects: Pick<Projects, 'binding'>;
     poster: ReportPoster;
     log: Logger;
     timeZone: string;
@@ -29,7 +31,7 @@ export function registerVisitorsCommand(
   async function onVisitors({ command, ack, respond }: SlackCommandMiddlewareArgs): Promise<void> {
     const payload = await readCommand(command, ack, log);
     if (!payload) return;
-    const { text, channel_id, user_id } = payload;
+    const { text, team_id, channel_id, user_id } = payload;
     const args = parseVisitorsArgs(text, new Date(), deps.timeZone);
     if (!args.ok) {
       log.info({ channelId: channel_id, userId: user_id }, 'visitors.bad_arguments');
@@ -45,7 +47,8 @@ export function registerVisitorsCommand(
       );
     }, SLOW_MS);
     try {
-      const report = await deps.reports.build(args.range);
+      const bound = await deps.projects.binding(team_id, channel_id);
+      const report = await deps.reports.build(args.range, bound?.projectId);
       await deps.poster.postReport(channel_id, report, {
         title: 'Docs traffic',
         fileKey: `${args.range.from}_${args.range.to}-${Date.now()}`,

@@ -1,0 +1,95 @@
+import { PROJECT_ID } from './config.ts';
+import { escapeMrkdwn } from './mrkdwn.ts';
+import type { ChannelProject, Store } from './store/types.ts';
+
+/**
+ * Which docs project a channel works on: the configured one (MINTLIFY_PROJECT_ID), or the
+ * one `/agent project <id>` bound it to. Jobs, budgets and `/visitors` in the channel follow
+ * it. A project with a key in MINTLIFY_PROJECT_KEYS is called with that key, any other with
+ * the organisation's admin key. Knows nothing of Slack beyond the ids it is given.
+ */
+export interface ProjectsDeps {
+  store: Pick<Store, 'channelProject' | 'bindChannelProject' | 'unbindChannelProject'>;
+  defaultProjectId: string;
+  /** Projects that have a key of their own (the keys stay with the API client). */
+  keyedProjects: readonly string[];
+  /** Who may change a binding (ADMIN_USERS). */
+  adminUsers: readonly string[];
+  now?: () => number;
+}
+
+/** `/agent project default` (or `reset`) goes back to the configured project. */
+const BACK_TO_DEFAULT = /^(default|reset|none)$/i;
+
+export function createProjects(deps: ProjectsDeps) {
+  const now = deps.now ?? Date.now;
+  const keyed = new Set(deps.keyedProjects);
+  const admins = new Set(deps.adminUsers);
+  const keyNote = (id: string) =>
+    keyed.has(id) ? 'with its own API key' : "with the organisation's admin key";
+
+  /** The channel's binding, if it has one (the configured project otherwise). */
+  const binding = (teamId: string, channelId: string): Promise<ChannelProject | undefined> =>
+    deps.store.channelProject(teamId, channelId);
+
+  /** The project the channel's jobs and budget use. */
+  async function forChannel(teamId: string, channelId: string): Promise<string> {
+    return (await binding(teamId, channelId))?.projectId ?? deps.defaultProjectId;
+  }
+
+  /** `/agent project`: what the channel uses, and who set it. */
+  async function describe(teamId: string, channelId: string): Promise<string> {
+    const b = await binding(teamId, channelId);
+    if (!b)
+      return `This channel uses the default project \`${escapeMrkdwn(deps.defaultProjectId)}\` (${keyNote(deps.defaultProjectId)}).`;
+    const at = Math.floor(b.setAt / 1000);
+    const date = new Date(b.setAt).toISOString().slice(0, 10);
+    return `This channel uses project \`${escapeMrkdwn(b.projectId)}\` (${keyNote(b.projectId)}), set by <@${b.setBy}> on <!date^${at}^{date_short}|${date}>. Jobs, the agent budget and \`/visitors\` here use it.`;
+  }
+
+  /**
+   * `/agent project <id>`: binds the channel (admins only); `default` unbinds it. Returns
+   * the answer for the person, and whether anything changed.
+   */
+  async function change(
+    req: { teamId: string; channelId: string; userId: string },
+    arg: string,
+  ): Promise<{ changed: boolean; text: string }> {
+    if (!admins.has(req.userId))
+      return {
+        changed: false,
+        text:
+          admins.size === 0
+            ? "Only admins can change the project, and none are configured: set `ADMIN_USERS` (Slack user ids) in the bot's environment."
+            : 'Only the admins listed in `ADMIN_USERS` can change the project of a channel.',
+      };
+    if (BACK_TO_DEFAULT.test(arg)) {
+      const was = await deps.store.unbindChannelProject(req.teamId, req.channelId);
+      return {
+        changed: was,
+        text: was
+          ? `This channel is back on the default project \`${escapeMrkdwn(deps.defaultProjectId)}\`.`
+          : `This channel already uses the default project \`${escapeMrkdwn(deps.defaultProjectId)}\`.`,
+      };
+    }
+    if (!PROJECT_ID.test(arg))
+      return {
+        changed: false,
+        text: `\`${escapeMrkdwn(arg.slice(0, 100))}\` is not a project id: use the id from the Mintlify dashboard's API keys page (letters, digits, \`_\` and \`-\`), or \`default\`.`,
+      };
+    await deps.store.bindChannelProject({
+      ...req,
+      projectId: arg,
+      setBy: req.userId,
+      setAt: now(),
+    });
+    return {
+      changed: true,
+      text: `This channel now uses project \`${escapeMrkdwn(arg)}\` (${keyNote(arg)}). New jobs, the agent budget and \`/visitors\` here use it; jobs already running stay on their project.`,
+    };
+  }
+
+  return { binding, forChannel, describe, change };
+}
+
+export type Projects = ReturnType<typeof createProjects>;
