@@ -4,6 +4,7 @@ import type {
   FollowUpState,
   JobSnapshot,
   JobThread,
+  StartRetry,
   ThreadStatus,
 } from './types.ts';
 
@@ -42,6 +43,9 @@ export interface Database {
     root_locked_until: number | null;
     poll_failing_since: number | null;
     changed_at: number | null;
+    start_retry: StartRetry | null;
+    unwatched_by: string | null;
+    root_reaction: string | null;
   };
   outbox: {
     id: Generated<number>;
@@ -121,6 +125,9 @@ export function toThread(r: ThreadRow): JobThread {
     updatedAt: num(r.updated_at),
     pollFailingSince: numOrNull(r.poll_failing_since),
     changedAt: numOrNull(r.changed_at),
+    startRetry: r.start_retry ?? null,
+    unwatchedBy: r.unwatched_by ?? null,
+    rootReaction: r.root_reaction ?? null,
   };
 }
 

@@ -1,4 +1,5 @@
 import { announcementQueries } from './announcements.ts';
+import { buttonQueries } from './buttons.ts';
 import { coordinationQueries } from './coordination.ts';
 import type { Engine } from './engine.ts';
 import { followUpQueries } from './follow-ups.ts';
@@ -14,6 +15,7 @@ export function createStore(engine: Engine): Store {
     ...announcementQueries(engine),
     ...coordinationQueries(engine),
     ...followUpQueries(engine),
+    ...buttonQueries(engine),
     ping: () => engine.ping(),
     close: () => engine.close(),
   };
