@@ -15,6 +15,8 @@ export interface ButtonClick {
 /** What to tell the person who clicked (only them); null when the root message says it. */
 export type ButtonAnswer = string | null;
 
+const RETRIED = 'This job was retried already (see its status above).';
+
 export const UNKNOWN_JOB =
   "I can't find the job behind this button any more (it may have been removed). Start a new one with `/agent`.";
 
@@ -46,7 +48,7 @@ export function createRetries(deps: {
       log.info({ threadId, userId, status: thread.status }, 'retry.stale');
       return thread.status === 'start_failed'
         ? 'A retry cannot fix why this job did not start; see the message above. Start a new one with `/agent`.'
-        : 'This job was retried already (see its status above).';
+        : RETRIED;
     }
     // Told at once, only to the person, rather than flipping the root to Starting and back.
     const budget = await deps.budget?.status();
@@ -57,7 +59,7 @@ export function createRetries(deps: {
     const claimed = await deps.store.claimRetry(threadId, now());
     if (!claimed) {
       log.info({ threadId, userId }, 'retry.already_claimed');
-      return 'Someone retried this job already (see its status above).';
+      return RETRIED;
     }
     log.info({ threadId, by: userId, requester: thread.userId }, 'job.retry_claimed');
     deps.wake(); // the root shows Starting again
