@@ -121,6 +121,22 @@ describe('Retry', () => {
     expect(actionIds(r.ts)).not.toContain('job_retry');
   });
 
+  it('tells the clicker when the budget is still spent, and starts nothing', async () => {
+    h.api.inject('create', { status: 429, retryAfterSec: 600 });
+    const r = await start('Could not start');
+    const store = await h.openStore();
+    const hour = 3_600_000;
+    while ((await store.takeBudgetSlot('agent:proj_docs', Date.now(), hour, 100)).ok);
+    await store.close();
+    const click = await h.click(r.ts, 'job_retry', { user: OTHER });
+    const answer = await eventually(() => answers(click.responseId)[0], 'the answer');
+    expect(answer).toMatch(
+      /budget .* is used up, so I did not retry. The next slot opens at \d\d:\d\d UTC/,
+    );
+    expect(h.api.requestsTo('create')).toHaveLength(1);
+    expect(actionIds(r.ts)).toEqual(['job_retry']); // still there for later
+  });
+
   it('offers no retry when a retry cannot help (a rejected prompt, a bad key)', async () => {
     h.api.inject('create', { status: 400, details: ['prompt too long'] });
     const a = await start('Could not start', 'first');
