@@ -9,6 +9,9 @@ import { eventually } from '../helpers/net.ts';
  */
 let h: Harness;
 afterEach(async (ctx) => {
+  // What each scenario looks like in Slack: node ../shared/tools/slack-view/render.mjs …
+  const slug = ctx.task.name.replace(/[^a-z0-9]+/gi, '-').slice(0, 60);
+  await h.slack.dump(`slack-view-out/buttons/${slug}.json`);
   if (ctx.task.result?.state === 'fail') {
     const quiet = /"msg":"(poll\.|api\.response|loop\.)/;
     console.error(
