@@ -6,7 +6,10 @@ import { ApiClient, type RetryOptions } from './api/client.ts';
 import { startBackground, startRecoveryLoop } from './background.ts';
 import type { Config } from './config.ts';
 import { createInflight } from './inflight.ts';
+import { createWatchControl } from './jobs/cancel.ts';
+import { createFollowUpForm } from './jobs/follow-up-form.ts';
 import type { BucketLimit } from './jobs/rate-limits.ts';
+import { createRetries } from './jobs/retry.ts';
 import { createJobService } from './jobs/service.ts';
 import { createJobStatus } from './jobs/status.ts';
 import { createLogger, type Logger } from './log.ts';
@@ -157,6 +160,18 @@ async function assemble(config: Config, opts: BotOptions, log: Logger, teardown:
   const timeZone = config.digest.timeZone;
   const work = createWorkQueue({ ...(opts.work ?? FOLLOW_ON_WORK), inflight, log });
   const jobStatus = createJobStatus({ store, budget: budgets.agentFor, projects });
+  const buttons = {
+    retry: createRetries({
+      store,
+      jobs,
+      // A thread from before projects were kept is the configured project's.
+      budget: (projectId) => budgets.agentFor(projectId ?? config.api.projectId),
+      wake,
+      log,
+    }),
+    stopWatching: createWatchControl({ store, wake, log }),
+    followUpForm: createFollowUpForm({ store, jobs, log }),
+  };
   registerListeners(slack.app, {
     jobs,
     jobStatus,
@@ -168,6 +183,7 @@ async function assemble(config: Config, opts: BotOptions, log: Logger, teardown:
     inflight,
     work,
     timeZone,
+    buttons,
   });
   slack.beforeAck(recordThreadReplies({ jobs }));
 

@@ -1,4 +1,11 @@
-import { ApiError, BudgetExhausted, InvalidRequest, RateLimited } from '../api/errors.ts';
+import {
+  ApiError,
+  type ApiErrorKind,
+  BudgetExhausted,
+  InvalidRequest,
+  RateLimited,
+} from '../api/errors.ts';
+import type { StartRetry } from '../store/types.ts';
 
 /** "14:05 UTC": when a slot opens, said the way a person reads it. */
 export function clockTime(at: Date): string {
@@ -50,3 +57,19 @@ export function describeFailure(err: unknown, action: 'create' | 'message'): str
   }
   return `Something went wrong while trying to ${what}. The error was logged; please try again.`;
 }
+
+/**
+ * Whether a failed create is worth a Retry button: a reason that goes away by itself (the
+ * budget, a rate limit, the service down or slow, a restart). 'safe' when the request
+ * provably did not take effect; 'confirm' when it may have, so the button asks the person
+ * to check for a job first. Null for reasons a retry cannot fix (a rejected prompt, a bad
+ * key, an answer we do not understand, a bug).
+ */
+export function startRetry(err: unknown): StartRetry | null {
+  if (err instanceof BudgetExhausted || err instanceof RateLimited) return 'safe';
+  if (!(err instanceof ApiError)) return null;
+  if (!RETRYABLE_KINDS.has(err.kind)) return null;
+  return err.applied === 'no' ? 'safe' : 'confirm';
+}
+
+const RETRYABLE_KINDS: ReadonlySet<ApiErrorKind> = new Set(['unavailable', 'timeout', 'stopped']);

@@ -2,6 +2,7 @@ import type { ApiClient } from '../api/client.ts';
 import { ApiError } from '../api/errors.ts';
 import type { Job } from '../api/schemas.ts';
 import type { Logger } from '../log.ts';
+import { escapeMrkdwn } from '../mrkdwn.ts';
 import type {
   Announcement,
   FollowUp,
@@ -165,7 +166,11 @@ export function createFollowUps(deps: FollowUpDeps) {
     );
     wake(schedule.nextPollAt ?? undefined);
     try {
-      await chat.acknowledgeReply(thread.channelId, f.replyTs);
+      // A reply gets a reaction; a follow-up sent from the form has no message to react to,
+      // so its author is told in the thread instead.
+      if (f.replyTs) await chat.acknowledgeReply(thread.channelId, f.replyTs);
+      else
+        await tell(`:eyes: I sent your follow-up to the agent: "${escapeMrkdwn(excerpt(f.text))}"`);
     } catch (err) {
       // The message reached the job; a missing reaction is cosmetic.
       log.warn({ err, jobId }, 'reply.ack_failed');
@@ -210,14 +215,17 @@ const replyKey = (channelId: string, ts: string) => `${channelId}:${ts}`;
  * The thread's notice that a reply may or may not have reached the agent; keyed by the
  * reply, so it is posted once however the uncertainty came about.
  */
+function excerpt(text: string): string {
+  const line = text.replace(/\s+/g, ' ').trim();
+  return line.length > 120 ? `${line.slice(0, 119)}…` : line;
+}
+
 export function uncertainNotice(f: FollowUp, why: string): Announcement {
-  const line = f.text.replace(/\s+/g, ' ').trim();
-  const excerpt = line.length > 120 ? `${line.slice(0, 119)}…` : line;
   return {
     key: `reply:${f.replyKey}:uncertain`,
     kind: 'notice',
     prLink: null,
-    detail: `I cannot tell whether this reply reached the agent ("${excerpt}"): ${why}. Check the job before sending it again.`,
+    detail: `I cannot tell whether this reply reached the agent ("${excerpt(f.text)}"): ${why}. Check the job before sending it again.`,
   };
 }
 

@@ -90,6 +90,11 @@ export async function showRoot(c: SendContext, threadId: number): Promise<boolea
   if (!thread) return false; // shown meanwhile, or another replica's
   try {
     await chat.showJob(thread);
+    // The reaction follows the edit, and shares its lease, pacing and retries: it changes
+    // only with the status, so it never adds calls beyond the edits' Tier 3 budget.
+    const reaction = chat.showStatus ? await chat.showStatus(thread) : undefined;
+    if (reaction !== undefined && reaction !== (thread.rootReaction ?? null))
+      await store.markReactionShown(thread.id, reaction);
     await store.markRootShown(thread.id, thread.rootVersion, c.owner);
     log.debug({ threadId: thread.id, status: thread.status }, 'root.updated');
   } catch (err) {

@@ -100,7 +100,19 @@ export function startNotifier(deps: NotifierDeps): Loop {
       method: 'chat.update',
       channelId: t.channelId,
       urgent,
-      run: () => showRoot(sends, t.id).finally(() => queuedRoots.delete(t.id)),
+      run: async () => {
+        let edited = false;
+        try {
+          edited = await showRoot(sends, t.id);
+        } finally {
+          queuedRoots.delete(t.id);
+        }
+        // A change recorded while this edit was queued or in flight (here, or by another
+        // replica, which then skipped the root we held) may be newer than what it showed,
+        // and the passes meanwhile passed the root over: one more pass looks again.
+        if (edited) loop.kick();
+        return edited;
+      },
     });
   }
 

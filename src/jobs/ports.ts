@@ -19,6 +19,12 @@ export interface JobChat {
   findRoot(channelId: string, marker: string, sinceMs: number): Promise<string | null>;
   /** Brings the root message in line with the thread's current state. */
   showJob(thread: JobThread): Promise<void>;
+  /**
+   * Puts the status reaction for the thread's state on its root, removing the one it
+   * carried (`thread.rootReaction`); returns the reaction it carries now. Called right after
+   * `showJob`, in the same rate-limited, retried step.
+   */
+  showStatus?(thread: JobThread): Promise<string | null>;
   /** Posts an announcement as a thread reply, tagged with its key. */
   announce(thread: JobThread, announcement: Announcement): Promise<void>;
   /** Whether the thread already holds a reply tagged with this key (crash recovery). */

@@ -74,7 +74,7 @@ export async function interruptedStarts(deps: RecoveryDeps, log: Logger): Promis
   let settled = 0;
   for (const t of await store.staleStarting(now() - deps.staleMs)) {
     if (!t.threadTs.startsWith(PENDING_TS_PREFIX)) {
-      if (!(await store.startFailed(t.id, INTERRUPTED_START, now()))) continue; // a replica did
+      if (!(await store.startFailed(t.id, INTERRUPTED_START, now(), 'confirm'))) continue; // a replica did
       log.warn({ threadId: t.id, channelId: t.channelId }, 'job.start_interrupted');
       settled++;
       continue;
@@ -90,7 +90,7 @@ export async function interruptedStarts(deps: RecoveryDeps, log: Logger): Promis
     }
     if (
       (await store.setThreadTs(t.id, ts, now())) &&
-      (await store.startFailed(t.id, START_NOT_SENT, now()))
+      (await store.startFailed(t.id, START_NOT_SENT, now(), 'safe'))
     ) {
       log.warn({ threadId: t.id, channelId: t.channelId, ts }, 'job.start_interrupted');
       settled++;

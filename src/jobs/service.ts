@@ -6,9 +6,9 @@ import type { Job } from '../api/schemas.ts';
 import { ChatError, NOT_IN_CHANNEL_CODES } from '../chat-errors.ts';
 import type { Logger } from '../log.ts';
 import type { Projects } from '../projects.ts';
-import type { Store } from '../store/types.ts';
+import type { JobThread, Store } from '../store/types.ts';
 import { withDeadline } from './deadline.ts';
-import { budgetSpentText, describeFailure } from './failures.ts';
+import { budgetSpentText, describeFailure, startRetry } from './failures.ts';
 import { createFollowUps } from './follow-ups.ts';
 import { type JobChat, type JobMetrics, noJobMetrics, type Wake } from './ports.ts';
 import { toSnapshot } from './snapshot.ts';
@@ -84,7 +84,7 @@ export function createJobService(deps: JobServiceDeps) {
     }
     if (await budgetSpent(req, projectId, reply)) return;
     const marker = randomUUID();
-    let thread = await store
+    const thread = await store
       .createThread({ ...req, projectId, threadTs: `${PENDING_TS_PREFIX}${marker}` }, now())
       .catch((err: unknown) => {
         log.error({ err, channelId: req.channelId }, 'job.record_failed');
@@ -130,11 +130,18 @@ export function createJobService(deps: JobServiceDeps) {
       log.error({ err, threadId: thread.id, channelId: req.channelId }, 'job.record_failed');
       return;
     }
-    thread = { ...thread, threadTs: ts };
+    await create({ ...thread, threadTs: ts }, started);
+  }
+
+  /**
+   * The create call for a thread whose root is posted and recorded ('starting'): from a
+   * start, or from a retry that claimed a failed start. Records what came of it.
+   */
+  async function create(thread: JobThread, started = performance.now()): Promise<void> {
     let job: Job;
     try {
       job = await withDeadline('job.create', deadlineMs, (signal) =>
-        api.createJob(req.prompt, { signal, project: projectId }),
+        api.createJob(thread.prompt, { signal, project: thread.projectId ?? undefined }),
       );
     } catch (err) {
       if (!(err instanceof ApiError)) log.error({ err, threadId: thread.id }, 'job.create_crashed');
@@ -143,7 +150,7 @@ export function createJobService(deps: JobServiceDeps) {
           { err, threadId: thread.id, kind: err.kind, applied: err.applied },
           'job.create_failed',
         );
-      await store.startFailed(thread.id, describeFailure(err, 'create'), now());
+      await store.startFailed(thread.id, describeFailure(err, 'create'), now(), startRetry(err));
       wake();
       return;
     }
@@ -158,7 +165,7 @@ export function createJobService(deps: JobServiceDeps) {
       {
         jobId: job.id,
         threadId: thread.id,
-        channelId: req.channelId,
+        channelId: thread.channelId,
         durationMs: Math.round(performance.now() - started),
       },
       'job.created',
@@ -192,6 +199,8 @@ export function createJobService(deps: JobServiceDeps) {
   const followUps = createFollowUps({ ...deps, log, now, deadlineMs, firstPoll, metrics });
   return {
     startJob,
+    /** A retry's create, for a thread it claimed back to 'starting' (src/jobs/retry.ts). */
+    create,
     recordReply: followUps.recordReply,
     deliverReply: followUps.deliverReply,
     deliver: followUps.deliver,

@@ -1,6 +1,7 @@
 import type { KnownBlock } from '@slack/types';
 import { escapeAndTruncate, escapeMrkdwn, link, quote } from '../mrkdwn.ts';
 import type { Announcement, JobThread, ThreadStatus } from '../store/types.ts';
+import { type ButtonsView, rootActions, unwatchedLine } from './action-blocks.ts';
 
 /**
  * Pure Block Kit builders for the job thread. Every message has a plain-text `text`
@@ -31,7 +32,8 @@ const STATUS: Record<ThreadStatus, { emoji: string; label: string }> = {
 export type RootView = Pick<
   JobThread,
   'userId' | 'prompt' | 'status' | 'jobId' | 'model' | 'repository' | 'ref' | 'prLink' | 'error'
->;
+> &
+  ButtonsView;
 
 export function rootMessage(t: RootView): Message {
   const s = STATUS[t.status];
@@ -60,6 +62,8 @@ export function rootMessage(t: RootView): Message {
       type: 'section',
       text: { type: 'mrkdwn', text: escapeAndTruncate(t.error, 2_900) },
     });
+  } else if (t.status === 'active' && t.unwatchedBy) {
+    blocks.push(unwatchedLine(t.unwatchedBy));
   } else if (t.status === 'active' || t.status === 'starting') {
     blocks.push({
       type: 'context',
@@ -68,6 +72,8 @@ export function rootMessage(t: RootView): Message {
       ],
     });
   }
+  const actions = rootActions(t);
+  if (actions) blocks.push(actions);
   const text = `${s.label}: docs agent job for <@${t.userId}>: ${escapeAndTruncate(t.prompt, FALLBACK_PROMPT_MAX)}`;
   return { text, blocks };
 }

@@ -4,6 +4,7 @@ import { ChatError } from '../chat-errors.ts';
 import type { JobChat } from '../jobs/ports.ts';
 import type { Logger } from '../log.ts';
 import type { Announcement, JobThread } from '../store/types.ts';
+import { statusReaction } from './action-blocks.ts';
 import {
   ANNOUNCEMENT_EVENT,
   announcementMessage,
@@ -11,6 +12,15 @@ import {
   ROOT_EVENT,
   rootMessage,
 } from './blocks.ts';
+
+/** A Slack answer that means the call's work is done already (a reaction there, or gone). */
+async function tolerate(code: string, fn: () => Promise<unknown>): Promise<void> {
+  try {
+    await fn();
+  } catch (err) {
+    if (!(err instanceof ChatError && err.code === code)) throw err;
+  }
+}
 
 /** The metadata a job's root message carries, as read back from the channel. */
 const RootMetadata = z.object({
@@ -167,6 +177,22 @@ export function createSlackJobChat(
           ...parts(rootMessage(thread)),
         }),
       );
+    },
+
+    async showStatus(thread: JobThread) {
+      const want = statusReaction(thread);
+      const had = thread.rootReaction ?? null;
+      if (want === had) return had;
+      const at = { channel: thread.channelId, timestamp: thread.threadTs };
+      // Added first: if the removal fails, the root shows both for a moment, never neither.
+      await tolerate('already_reacted', () =>
+        call('reactions.add', () => client.reactions.add({ ...at, name: want })),
+      );
+      if (had)
+        await tolerate('no_reaction', () =>
+          call('reactions.remove', () => client.reactions.remove({ ...at, name: had })),
+        );
+      return want;
     },
 
     async announce(thread: JobThread, a: Announcement) {

@@ -177,6 +177,16 @@ function migrations(kind: Engine['kind']): Record<string, Migration> {
           .execute();
       },
     },
+    '0008_buttons': {
+      async up(db: Kysely<unknown>) {
+        // Whether a start that failed may be retried from its root's button: 'safe' (the
+        // create provably did not take effect), 'confirm' (it may have: ask first), or null.
+        // Who stopped the watching of a job (its requester), and which status reaction the
+        // root message carries now (so the next change removes exactly that one).
+        for (const column of ['start_retry', 'unwatched_by', 'root_reaction'])
+          await db.schema.alterTable('job_threads').addColumn(column, 'text').execute();
+      },
+    },
   };
 }
 

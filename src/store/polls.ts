@@ -101,7 +101,8 @@ async function recordOne(
   const release = { locked_by: null, locked_until: null };
   // A follow-up landed while this poll was in flight: its answer belongs to the old round
   // and must not stop the new one from being watched.
-  if (num(current.round) !== p.round) {
+  // The requester stopped watching while this poll was in flight: it schedules nothing more.
+  if (num(current.round) !== p.round || current.unwatched_by !== null) {
     await tx.updateTable('job_threads').set(release).where('id', '=', p.threadId).execute();
     return false;
   }

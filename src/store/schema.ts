@@ -4,6 +4,7 @@ import type {
   FollowUpState,
   JobSnapshot,
   JobThread,
+  StartRetry,
   ThreadStatus,
 } from './types.ts';
 
@@ -43,6 +44,9 @@ export interface Database {
     poll_failing_since: number | null;
     changed_at: number | null;
     project_id: string | null;
+    start_retry: StartRetry | null;
+    unwatched_by: string | null;
+    root_reaction: string | null;
   };
   outbox: {
     id: Generated<number>;
@@ -130,6 +134,9 @@ export function toThread(r: ThreadRow): JobThread {
     pollFailingSince: numOrNull(r.poll_failing_since),
     changedAt: numOrNull(r.changed_at),
     projectId: r.project_id,
+    startRetry: r.start_retry ?? null,
+    unwatchedBy: r.unwatched_by ?? null,
+    rootReaction: r.root_reaction ?? null,
   };
 }
 

@@ -1,4 +1,5 @@
 import { announcementQueries } from './announcements.ts';
+import { buttonQueries } from './buttons.ts';
 import { coordinationQueries } from './coordination.ts';
 import type { Engine } from './engine.ts';
 import { followUpQueries } from './follow-ups.ts';
@@ -16,6 +17,7 @@ export function createStore(engine: Engine): Store {
     ...coordinationQueries(engine),
     ...followUpQueries(engine),
     ...projectQueries(engine),
+    ...buttonQueries(engine),
     ping: () => engine.ping(),
     close: () => engine.close(),
   };

@@ -1,6 +1,6 @@
 import type { Engine } from './engine.ts';
 import { snapshotColumns, toThread, updatedOne } from './schema.ts';
-import type { JobSnapshot, NewThread, PollSchedule, Store } from './types.ts';
+import type { JobSnapshot, NewThread, PollSchedule, StartRetry, Store } from './types.ts';
 
 /** The thread ↔ job mapping: one row per job thread, keyed by (team, channel, thread ts). */
 export function threadQueries(
@@ -99,12 +99,13 @@ export function threadQueries(
       return toThread(row);
     },
 
-    async startFailed(threadId: number, error: string, now: number) {
+    async startFailed(threadId: number, error: string, now: number, retry?: StartRetry | null) {
       const row = await db
         .updateTable('job_threads')
         .set((eb) => ({
           status: 'start_failed',
           error,
+          start_retry: retry ?? null,
           next_poll_at: null,
           root_version: eb('root_version', '+', 1),
           updated_at: now,
@@ -140,7 +141,9 @@ export function threadQueries(
         .selectFrom('job_threads')
         .selectAll()
         .where('status', '=', 'starting')
-        .where('created_at', '<', before)
+        // The start's last step (recorded, root posted, or retried): a retry of an old
+        // thread is not mistaken for one interrupted long ago.
+        .where('updated_at', '<', before)
         .execute();
       return rows.map(toThread);
     },
@@ -159,6 +162,8 @@ export function threadQueries(
         .set((eb) => ({
           ...snapshotColumns(snapshot),
           round: eb('round', '+', 1),
+          // A follow-up resumes the watching its requester had stopped.
+          unwatched_by: null,
           follow_up_at: awaitingRestart ? now : null,
           next_poll_at: schedule.nextPollAt,
           poll_interval_ms: schedule.pollIntervalMs,

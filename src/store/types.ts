@@ -53,7 +53,20 @@ export interface JobThread {
   changedAt: number | null;
   /** The docs project the job belongs to; null for threads from before it was kept. */
   projectId: string | null;
+  /** Whether the failed start may be retried from its root's button (see StartRetry). */
+  startRetry?: StartRetry | null;
+  /** The requester who stopped the watching of this job; null while it is watched. */
+  unwatchedBy?: string | null;
+  /** The status reaction the root message carries now (no colons); null before the first. */
+  rootReaction?: string | null;
 }
+
+/**
+ * A failed start that a retry may fix: 'safe' when the create provably did not take effect
+ * (budget, 429, connection refused), 'confirm' when it may have (a timeout, a 5xx, a
+ * restart mid-call): the button then asks the person to check their pull requests first.
+ */
+export type StartRetry = 'safe' | 'confirm';
 
 /** What the service told us about a job, as far as the thread shows it. */
 export interface JobSnapshot {
@@ -207,8 +220,13 @@ export interface Store extends BudgetStore {
    * The job could not be started. Only a thread still 'starting' changes, so two replicas
    * recovering the same interrupted start settle it once; undefined when it had moved on.
    */
-  startFailed(threadId: number, error: string, now: number): Promise<JobThread | undefined>;
-  /** Threads left in 'starting' by a crash before the create call answered. */
+  startFailed(
+    threadId: number,
+    error: string,
+    now: number,
+    retry?: StartRetry | null,
+  ): Promise<JobThread | undefined>;
+  /** Threads left in 'starting' (since `before`: first start or retry) by a crash before the create call answered. */
   staleStarting(before: number): Promise<JobThread[]>;
 
   /**
@@ -343,6 +361,21 @@ export interface Store extends BudgetStore {
     owner: string,
     now: number,
   ): Promise<boolean>;
+
+  /**
+   * A person clicked Retry on a start that failed for a retryable reason: the thread goes
+   * back to 'starting' (one compare-and-set, so one click of many, across replicas, wins);
+   * undefined when it is not (or no longer) a retryable failed start.
+   */
+  claimRetry(threadId: number, now: number): Promise<JobThread | undefined>;
+  /**
+   * The requester stops the watching of an active job: no more polls (an in-flight poll's
+   * answer is refused) until a follow-up starts a new round. Undefined when it was not
+   * being watched.
+   */
+  stopWatching(threadId: number, userId: string, now: number): Promise<JobThread | undefined>;
+  /** The root message now carries this status reaction. */
+  markReactionShown(threadId: number, name: string | null): Promise<void>;
 
   /** A cheap round trip to the database (readiness). */
   ping(): Promise<void>;

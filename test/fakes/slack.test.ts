@@ -37,6 +37,66 @@ describe('FakeSlack with @slack/web-api', () => {
   });
   afterEach(() => slack.close());
 
+  it('removes only reactions the bot added, as Slack does', async () => {
+    const { ts } = await client.chat.postMessage({ channel: 'C1', text: 'root' });
+    const at = { channel: 'C1', timestamp: ts as string };
+    await expect(client.reactions.remove({ ...at, name: 'x' })).rejects.toMatchObject({
+      data: { error: 'no_reaction' },
+    });
+    await client.reactions.add({ ...at, name: 'x' });
+    await client.reactions.remove({ ...at, name: 'x' });
+    expect(slack.history('C1')[0]?.reactions).toEqual([]);
+    await expect(
+      client.reactions.remove({ channel: 'C1', timestamp: '1.000001', name: 'x' }),
+    ).rejects.toMatchObject({ data: { error: 'message_not_found' } });
+  });
+
+  it('opens a modal once per fresh trigger id, and checks the view', async () => {
+    const view = {
+      type: 'modal' as const,
+      title: { type: 'plain_text' as const, text: 'Send a follow-up' },
+      submit: { type: 'plain_text' as const, text: 'Send' },
+      blocks: [
+        {
+          type: 'input' as const,
+          block_id: 'b',
+          label: { type: 'plain_text' as const, text: 'Text' },
+          element: { type: 'plain_text_input' as const, action_id: 'a' },
+        },
+      ],
+    };
+    const error = (p: Promise<unknown>) =>
+      p.then(
+        () => 'ok',
+        (e) => e.data?.error,
+      );
+    expect(await error(client.views.open({ trigger_id: 'made.up', view }))).toBe(
+      'invalid_trigger_id',
+    );
+    const old = slack.issueTriggerId('U1', Date.now() - 4_000);
+    expect(await error(client.views.open({ trigger_id: old, view }))).toBe('expired_trigger_id');
+    const long = {
+      ...view,
+      title: { type: 'plain_text' as const, text: 'A title far too long for it' },
+    };
+    const fresh = slack.issueTriggerId('U1');
+    expect(await error(client.views.open({ trigger_id: fresh, view: long }))).toBe(
+      'invalid_arguments',
+    );
+    const { submit: _, ...noSubmit } = view;
+    expect(await error(client.views.open({ trigger_id: fresh, view: noSubmit }))).toBe(
+      'invalid_arguments',
+    );
+    const res = await client.views.open({ trigger_id: fresh, view });
+    expect(res.view?.id).toMatch(/^V/);
+    expect(slack.views).toEqual([
+      { view: expect.objectContaining({ id: res.view?.id }), user: 'U1' },
+    ]);
+    expect(await error(client.views.open({ trigger_id: fresh, view }))).toBe(
+      'exchanged_trigger_id',
+    );
+  });
+
   it('posts with blocks + metadata, updates, reads the thread back and reacts', async () => {
     const root = slack.addUserMessage({ channel: 'C1', user: 'U1', text: '<@UBOT> fix the docs' });
     const blocks = [{ type: 'section', text: { type: 'mrkdwn', text: '*Working on it*' } }];

@@ -130,6 +130,10 @@ export class FakeSlack {
   readonly responses: RecordedResponse[] = [];
   readonly files = new Map<string, StoredFile>();
   readonly ephemerals: Ephemeral[] = [];
+  /** Modals opened with views.open, and for whom (the trigger's user). */
+  readonly views: { view: Json; user: string }[] = [];
+  private readonly triggers = new Map<string, { user: string; issuedAt: number; used: boolean }>();
+  private viewSeq = 0;
   /** Replies whose thread_ts names no message: Slack answers ok but nobody ever sees them. */
   readonly orphans: StoredMessage[] = [];
   private readonly humanMessages: StoredMessage[] = [];
@@ -251,6 +255,13 @@ export class FakeSlack {
   responseUrl(id: string = randomBytes(6).toString('hex')): string {
     this.responseUses.set(id, this.responseUses.get(id) ?? 0);
     return `${this.base}response/${id}`;
+  }
+
+  /** A trigger id as Slack sends with an interaction by `user`: good for one views.open within 3 s. */
+  issueTriggerId(user: string, issuedAt = Date.now()): string {
+    const id = `${Math.floor(issuedAt / 1000)}.${randomBytes(4).toString('hex')}.${randomBytes(8).toString('hex')}`;
+    this.triggers.set(id, { user, issuedAt, used: false });
+    return id;
   }
 
   addUserMessage(m: { channel: string; user: string; text: string; thread_ts?: string }): {
@@ -537,6 +548,8 @@ export class FakeSlack {
       ['chat.postEphemeral', (a) => this.postEphemeral(a)],
       ['chat.update', (a) => this.update(a)],
       ['reactions.add', (a) => this.reactionsAdd(a)],
+      ['reactions.remove', (a) => this.reactionsRemove(a)],
+      ['views.open', (a) => this.viewsOpen(a)],
       ['conversations.replies', (a) => this.replies(a)],
       ['files.getUploadURLExternal', (a) => this.uploadUrl(a)],
       ['files.completeUploadExternal', (a) => this.completeUpload(a)],
@@ -612,6 +625,48 @@ export class FakeSlack {
     if (r) r.users.push(BOT);
     else m.reactions.push({ name, users: [BOT] });
     return { ok: true };
+  }
+
+  private reactionsRemove(a: Json): Json {
+    const channel = str(a.channel);
+    const ts = str(a.timestamp);
+    const name = str(a.name);
+    if (!channel || !ts) return fail('no_item_specified');
+    if (!name) return fail('invalid_name');
+    const m = this.find(channel, ts);
+    if (!m) return fail('message_not_found');
+    const r = m.reactions.find((x) => x.name === name);
+    if (!r?.users.includes(BOT)) return fail('no_reaction');
+    r.users = r.users.filter((u) => u !== BOT);
+    if (r.users.length === 0) m.reactions.splice(m.reactions.indexOf(r), 1);
+    return { ok: true };
+  }
+
+  /**
+   * Opens a modal for a trigger Slack handed out with an interaction: unknown ids are
+   * `invalid_trigger_id`, ids older than 3 s `expired_trigger_id`, used ones
+   * `exchanged_trigger_id`, as Slack answers.
+   */
+  private viewsOpen(a: Json): Json {
+    const triggerId = str(a.trigger_id);
+    const trigger = triggerId ? this.triggers.get(triggerId) : undefined;
+    if (!triggerId || !trigger) return fail('invalid_trigger_id');
+    if (trigger.used) return fail('exchanged_trigger_id');
+    if (Date.now() - trigger.issuedAt > TRIGGER_TTL_MS) return fail('expired_trigger_id');
+    const err = viewError(a.view);
+    if (err) return err;
+    trigger.used = true;
+    const view = {
+      ...(a.view as Json),
+      id: `V${String(++this.viewSeq).padStart(10, '0')}`,
+      team_id: TEAM,
+      app_id: APP_ID,
+      bot_id: BOT_ID,
+      state: { values: {} },
+      hash: randomBytes(6).toString('hex'),
+    };
+    this.views.push({ view, user: trigger.user });
+    return { ok: true, view };
   }
 
   private replies(a: Json): Json {
@@ -819,6 +874,30 @@ function contentError(a: Json): Json | undefined {
   return undefined;
 }
 
+/** How long Slack accepts a trigger id after the interaction that issued it. */
+const TRIGGER_TTL_MS = 3_000;
+
+/** Slack's checks of a modal: type, title and button labels (24 chars), blocks, metadata. */
+function viewError(view: unknown): Json | undefined {
+  const bad = (why: string) =>
+    fail('invalid_arguments', { response_metadata: { messages: [`[ERROR] ${why}`] } });
+  if (!isObj(view) || view.type !== 'modal') return bad('view.type must be modal');
+  for (const key of ['title', 'submit', 'close']) {
+    const t = view[key];
+    if (t === undefined && key !== 'title') continue;
+    if (!isObj(t) || t.type !== 'plain_text' || typeof t.text !== 'string' || !t.text)
+      return bad(`${key} must be plain_text`);
+    if (t.text.length > 24) return bad(`${key} must be less than 25 characters`);
+  }
+  const blocks = Array.isArray(view.blocks) ? view.blocks : undefined;
+  if (!blocks) return bad('blocks is required');
+  const hasInput = blocks.some((b) => isObj(b) && b.type === 'input');
+  if (hasInput && view.submit === undefined) return bad('submit is required with input blocks');
+  if (typeof view.private_metadata === 'string' && view.private_metadata.length > 3000)
+    return bad('private_metadata must be less than 3001 characters');
+  return blocksError(blocks);
+}
+
 function blocksError(blocks: unknown): Json | undefined {
   if (!Array.isArray(blocks)) return fail('invalid_blocks_format');
   const bad = (i: number, why: string) =>
@@ -851,11 +930,30 @@ function blocksError(blocks: unknown): Json | undefined {
       return bad(i, 'no more than 10 fields allowed');
     if (Array.isArray(b.elements) && b.elements.length > (b.type === 'actions' ? 25 : 10))
       return bad(i, 'too many elements');
+    const elementErr = b.type === 'actions' ? buttonsError(b.elements) : undefined;
+    if (elementErr) return bad(i, elementErr);
     if (typeof b.block_id === 'string') {
       if (b.block_id.length > 255 || ids.has(b.block_id))
         return bad(i, 'invalid or duplicate block_id');
       ids.add(b.block_id);
     }
+  }
+  return undefined;
+}
+
+/** Slack's limits on buttons: a label of 75 characters, a URL of 3,000, a value of 2,000, unique action ids. */
+function buttonsError(elements: unknown): string | undefined {
+  if (!Array.isArray(elements) || elements.length === 0) return 'elements must not be empty';
+  const ids = new Set<string>();
+  for (const e of elements) {
+    if (!isObj(e) || e.type !== 'button') continue;
+    const label = isObj(e.text) ? e.text.text : undefined;
+    if (typeof label !== 'string' || !label || label.length > 75) return 'invalid button text';
+    if (typeof e.url === 'string' && e.url.length > 3000) return 'button url too long';
+    if (typeof e.value === 'string' && e.value.length > 2000) return 'button value too long';
+    const id = typeof e.action_id === 'string' ? e.action_id : '';
+    if (id && ids.has(id)) return 'duplicate action_id';
+    ids.add(id);
   }
   return undefined;
 }

@@ -15,12 +15,14 @@ import { memoryLogger } from './log.ts';
 import { eventually, freePort } from './net.ts';
 import { createTestDatabase, type TestDatabase } from './postgres.ts';
 import {
+  blockActions,
   eventCallback,
   formEncode,
   messageEvent,
   postSigned,
   slackEncode,
   slashCommand,
+  viewSubmission,
 } from './slack-requests.ts';
 
 export const SECRETS = {
@@ -306,6 +308,59 @@ export class Harness {
 
   event(inner: Record<string, unknown>) {
     return eventCallback(inner);
+  }
+
+  /**
+   * Someone clicks the button `actionId` on a message the bot posted, as Slack would send
+   * it (signed HTTP, or an `interactive` envelope); throws when the message shows no such
+   * button. Returns the ack's status and body, and where the bot's answers to the click go.
+   */
+  async click(
+    messageTs: string,
+    actionId: string,
+    o: { user?: string; channel?: string; url?: string; triggerIssuedAt?: number } = {},
+  ) {
+    const channel = o.channel ?? CHANNEL;
+    const user = o.user ?? USER;
+    const msg = this.slack.history(channel).find((m) => m.ts === messageTs);
+    const found = (msg?.blocks ?? [])
+      .map((b) => b as { type?: string; block_id?: string; elements?: Record<string, unknown>[] })
+      .filter((b) => b.type === 'actions')
+      .flatMap((b) => (b.elements ?? []).map((button) => ({ button, blockId: b.block_id ?? '' })))
+      .find((x) => x.button.action_id === actionId);
+    if (!found) throw new Error(`no button ${actionId} on message ${messageTs}`);
+    const responseId = `click-${Math.random().toString(36).slice(2)}`;
+    const payload = blockActions({
+      channel,
+      messageTs,
+      user,
+      triggerId: this.slack.issueTriggerId(user, o.triggerIssuedAt),
+      responseUrl: this.slack.responseUrl(responseId),
+      ...found,
+    });
+    return { ...(await this.interact(payload, o.url)), responseId };
+  }
+
+  /** Someone submits a modal the bot opened, with these input values. */
+  async submitView(
+    view: Record<string, unknown>,
+    values: Record<string, Record<string, string | null>>,
+    o: { user?: string; url?: string } = {},
+  ) {
+    return this.interact(viewSubmission(view, o.user ?? USER, values), o.url);
+  }
+
+  /** An interaction payload: form-encoded `payload=` over HTTP, `interactive` over Socket Mode. */
+  async interact(payload: Record<string, unknown>, url?: string) {
+    if (this.socket) {
+      const ack = await this.socket.send('interactive', payload);
+      return { status: 200, body: (ack.payload ?? null) as Record<string, unknown> | null };
+    }
+    const res = await postSigned(url ?? this.eventsUrl, SECRETS.signingSecret, {
+      body: formEncode({ payload: JSON.stringify(payload) }),
+    });
+    const body = (res.json ?? null) as Record<string, unknown> | null;
+    return { status: res.status, body };
   }
 
   /** Posts as the bot, straight to the fake Slack: what a bot that died right after did. */

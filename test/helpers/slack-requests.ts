@@ -174,3 +174,81 @@ export function messageEvent(o: MessageEventOpts): Record<string, unknown> {
 export function appMentionEvent(o: MessageEventOpts): Record<string, unknown> {
   return eventCallback(innerMessage('app_mention', o), o);
 }
+
+/** The parts of a stored message a click needs: where it is and the button clicked. */
+export interface ClickedButton {
+  channel: string;
+  messageTs: string;
+  user: string;
+  triggerId: string;
+  responseUrl: string;
+  button: Record<string, unknown>;
+  blockId: string;
+}
+
+/** A `block_actions` payload as Slack sends it when someone clicks a button in a message. */
+export function blockActions(c: ClickedButton): Record<string, unknown> {
+  const team = SLACK_IDS.team;
+  return {
+    type: 'block_actions',
+    user: { id: c.user, username: 'someone', name: 'someone', team_id: team },
+    api_app_id: SLACK_IDS.appId,
+    token: 'legacy-verification-token',
+    container: {
+      type: 'message',
+      message_ts: c.messageTs,
+      channel_id: c.channel,
+      is_ephemeral: false,
+    },
+    trigger_id: c.triggerId,
+    team: { id: team, domain: 'acme' },
+    enterprise: null,
+    is_enterprise_install: false,
+    channel: { id: c.channel, name: 'docs' },
+    message: { type: 'message', ts: c.messageTs, user: SLACK_IDS.botUser },
+    state: { values: {} },
+    response_url: c.responseUrl,
+    actions: [
+      {
+        action_id: c.button.action_id,
+        block_id: c.blockId,
+        text: c.button.text,
+        ...(c.button.value !== undefined ? { value: c.button.value } : {}),
+        ...(c.button.url !== undefined ? { url: c.button.url } : {}),
+        type: 'button',
+        action_ts: `${(Date.now() / 1000).toFixed(6)}`,
+      },
+    ],
+  };
+}
+
+/** A `view_submission` payload for a modal Slack opened, with its inputs' values. */
+export function viewSubmission(
+  view: Record<string, unknown>,
+  user: string,
+  values: Record<string, Record<string, string | null>>,
+): Record<string, unknown> {
+  const state = Object.fromEntries(
+    Object.entries(values).map(([block, actions]) => [
+      block,
+      Object.fromEntries(
+        Object.entries(actions).map(([action, value]) => [
+          action,
+          { type: 'plain_text_input', value },
+        ]),
+      ),
+    ]),
+  );
+  return {
+    type: 'view_submission',
+    team: { id: SLACK_IDS.team, domain: 'acme' },
+    user: { id: user, username: 'someone', name: 'someone', team_id: SLACK_IDS.team },
+    api_app_id: SLACK_IDS.appId,
+    token: 'legacy-verification-token',
+    trigger_id: `${Math.floor(Date.now() / 1000)}.1.${randomBytes(8).toString('hex')}`,
+    view: { ...view, state: { values: state } },
+    response_urls: [],
+    is_enterprise_install: false,
+    enterprise: null,
+  };
+}

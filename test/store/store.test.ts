@@ -576,6 +576,77 @@ describe.each(engines)('store (%s)', (_name, setup) => {
     expect(await store.getThread(a.id)).toMatchObject({ threadTs: '200.1', error: 'interrupted' });
   });
 
+  it('retries a retryable failed start once, and only that', async () => {
+    const t = await store.createThread(thread, 0);
+    const plain = await store.createThread({ ...thread, threadTs: '100.2' }, 0);
+    await store.startFailed(t.id, 'the service is down', 5, 'confirm');
+    await store.startFailed(plain.id, 'the prompt was rejected', 5);
+    expect(await store.getThread(t.id)).toMatchObject({ startRetry: 'confirm' });
+    expect(await store.getThread(plain.id)).toMatchObject({ startRetry: null });
+    expect(await store.claimRetry(plain.id, 6)).toBeUndefined(); // a retry cannot fix it
+    const before = (await store.getThread(t.id))?.rootVersion ?? 0;
+    const claimed = await store.claimRetry(t.id, 10);
+    expect(claimed).toMatchObject({
+      status: 'starting',
+      error: null,
+      startRetry: null,
+      rootVersion: before + 1,
+      updatedAt: 10,
+    });
+    expect(await store.claimRetry(t.id, 11)).toBeUndefined(); // the second click
+    // An old thread retried now is not mistaken for a start interrupted long ago.
+    expect(await store.staleStarting(10)).toEqual([]);
+    expect((await store.staleStarting(11)).map((x) => x.id)).toEqual([t.id]);
+    await store.attachJob(t.id, snap(), { nextPollAt: 20, pollIntervalMs: 10 }, 12);
+    await store.startFailed(t.id, 'again', 13, 'safe'); // no longer starting: nothing changes
+    expect(await store.claimRetry(t.id, 14)).toBeUndefined();
+  });
+
+  it('lets one of two racing replicas claim a retry', async () => {
+    const t = await store.createThread(thread, 0);
+    await store.startFailed(t.id, 'rate limited', 1, 'safe');
+    const other = await another();
+    const wins = await Promise.all([store.claimRetry(t.id, 2), other.claimRetry(t.id, 2)]);
+    expect(wins.filter(Boolean)).toHaveLength(1);
+  });
+
+  it('stops watching a job, refuses a poll in flight, and resumes on a follow-up', async () => {
+    const t = await store.createThread(thread, 0);
+    await store.attachJob(t.id, snap(), { nextPollAt: 100, pollIntervalMs: 100 }, 0);
+    const [leased] = await store.claimDueJobs(100, 10, { owner: 'r1', until: 1_000 });
+    expect(leased?.id).toBe(t.id);
+    const stopped = await store.stopWatching(t.id, 'U1', 150);
+    expect(stopped).toMatchObject({ unwatchedBy: 'U1', nextPollAt: null });
+    expect(await store.stopWatching(t.id, 'U1', 151)).toBeUndefined(); // once
+    // The poll that was in flight schedules nothing more, and announces nothing.
+    const done = { key: 'job_1:0:completed', kind: 'completed' as const, prLink: null };
+    const answer = poll({
+      threadId: t.id,
+      snapshot: snap({ status: 'completed' }),
+      schedule: { nextPollAt: 300, pollIntervalMs: 100 },
+      announcements: [done],
+      owner: 'r1',
+    });
+    expect(await store.recordPoll(answer)).toBe(false);
+    expect(await store.getThread(t.id)).toMatchObject({ status: 'active', nextPollAt: null });
+    expect(await store.pendingAnnouncements(1_000, 10)).toEqual([]);
+    expect(await store.claimDueJobs(10_000, 10, { owner: 'r1', until: 20_000 })).toEqual([]);
+    await store.startRound(t.id, snap(), { nextPollAt: 500, pollIntervalMs: 100 }, 400, true);
+    expect(await store.getThread(t.id)).toMatchObject({ unwatchedBy: null, nextPollAt: 500 });
+    // Only a job being watched can stop being watched.
+    await store.recordPoll(
+      poll({ threadId: t.id, round: 1, snapshot: snap({ status: 'failed' }) }),
+    );
+    expect(await store.stopWatching(t.id, 'U1', 600)).toBeUndefined();
+  });
+
+  it('remembers the status reaction the root carries', async () => {
+    const t = await store.createThread(thread, 0);
+    expect((await store.getThread(t.id))?.rootReaction).toBeNull();
+    await store.markReactionShown(t.id, 'hourglass_flowing_sand');
+    expect(await store.getThread(t.id)).toMatchObject({ rootReaction: 'hourglass_flowing_sand' });
+  });
+
   it('claims an event once, by any of its keys', async () => {
     expect(await store.claimEvent(['event:Ev1', 'msg:C1:1.1'], 0)).toBe(true);
     expect(await store.claimEvent(['event:Ev1', 'msg:C1:1.1'], 1)).toBe(false);

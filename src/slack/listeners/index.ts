@@ -8,6 +8,7 @@ import type { ReportPoster } from '../../reports/ports.ts';
 import type { ReportService } from '../../reports/service.ts';
 import type { Store } from '../../store/types.ts';
 import type { WorkQueue } from '../../work-queue.ts';
+import { type ButtonDeps, registerActions } from './actions.ts';
 import { registerAgentCommand } from './agent-command.ts';
 import { registerThreadReplies } from './thread-replies.ts';
 import { registerVisitorsCommand } from './visitors-command.ts';
@@ -27,6 +28,8 @@ export interface ListenerDeps {
   inflight: Inflight;
   /** Where the work that follows an ack runs, out of the request's turn. */
   work: WorkQueue;
+  /** The root message's buttons and the follow-up form. */
+  buttons: ButtonDeps;
 }
 
 /** One registration point per Slack surface. */
@@ -34,6 +37,7 @@ export function registerListeners(app: App, deps: ListenerDeps): void {
   registerAgentCommand(app, deps);
   registerThreadReplies(app, deps);
   registerVisitorsCommand(app, deps);
+  registerActions(app, deps);
   app.error(async (err) => {
     // Surprises only: expected failures are handled, and answered, where they happen.
     deps.log.error({ err, component: 'bolt' }, 'slack.unhandled_error');

@@ -1,0 +1,70 @@
+import type { Budget } from '../api/budget.ts';
+import type { Logger } from '../log.ts';
+import type { Store } from '../store/types.ts';
+import { clockTime } from './failures.ts';
+import type { Wake } from './ports.ts';
+import type { JobService } from './service.ts';
+
+/** Who clicked which button, on which thread, as the chat side read it from the payload. */
+export interface ButtonClick {
+  threadId: number;
+  channelId: string;
+  userId: string;
+}
+
+/** What to tell the person who clicked (only them); null when the root message says it. */
+export type ButtonAnswer = string | null;
+
+const RETRIED = 'This job was retried already (see its status above).';
+
+export const UNKNOWN_JOB =
+  "I can't find the job behind this button any more (it may have been removed). Start a new one with `/agent`.";
+
+/**
+ * The Retry button on a start that failed for a reason a retry can fix. The same thread
+ * starts again (same root, Starting → Working…) through the start's own create path,
+ * budget included. One click, one job: the thread is claimed back to 'starting' by one
+ * conditional write, so a double click, two people, or two replicas start it once. Anyone
+ * who can see the button may click it: it re-sends the requester's own prompt.
+ */
+export function createRetries(deps: {
+  store: Pick<Store, 'getThread' | 'claimRetry'>;
+  jobs: Pick<JobService, 'create'>;
+  /** The agent budget of a thread's project (null: the configured one). */
+  budget?: (projectId: string | null) => Pick<Budget, 'status'>;
+  wake: Wake;
+  log: Logger;
+  now?: () => number;
+}) {
+  const log = deps.log.child({ component: 'retry' });
+  const now = deps.now ?? Date.now;
+  return async function retry(click: ButtonClick): Promise<ButtonAnswer> {
+    const { threadId, userId } = click;
+    const thread = await deps.store.getThread(threadId);
+    if (!thread || thread.channelId !== click.channelId) {
+      log.info({ threadId, userId }, 'retry.unknown_thread');
+      return UNKNOWN_JOB;
+    }
+    if (thread.status !== 'start_failed' || !thread.startRetry) {
+      log.info({ threadId, userId, status: thread.status }, 'retry.stale');
+      return thread.status === 'start_failed'
+        ? 'A retry cannot fix why this job did not start; see the message above. Start a new one with `/agent`.'
+        : RETRIED;
+    }
+    // Told at once, only to the person, rather than flipping the root to Starting and back.
+    const budget = await deps.budget?.(thread.projectId).status();
+    if (budget && budget.remaining === 0 && budget.nextSlotAt !== null) {
+      log.info({ threadId, userId }, 'retry.budget_spent');
+      return `This project's agent budget (100 jobs and messages per hour) is used up, so I did not retry. The next slot opens at ${clockTime(new Date(budget.nextSlotAt))}.`;
+    }
+    const claimed = await deps.store.claimRetry(threadId, now());
+    if (!claimed) {
+      log.info({ threadId, userId }, 'retry.already_claimed');
+      return RETRIED;
+    }
+    log.info({ threadId, by: userId, requester: thread.userId }, 'job.retry_claimed');
+    deps.wake(); // the root shows Starting again
+    await deps.jobs.create(claimed);
+    return null;
+  };
+}
