@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { DestinationStream } from 'pino';
+import { createAccess } from './access.ts';
 import { HOUR_MS, slidingWindowBudget } from './api/budget.ts';
 import { ApiClient, type RetryOptions } from './api/client.ts';
 import { startBackground, startRecoveryLoop } from './background.ts';
@@ -14,6 +15,7 @@ import { createMetrics, type Metrics } from './metrics.ts';
 import { probeEndpoints } from './probes.ts';
 import { type DigestDeps, startDigest } from './reports/digest.ts';
 import { createReportService } from './reports/service.ts';
+import { registerAccessControl } from './slack/access-middleware.ts';
 import { createSlackApp, type SlackApp } from './slack/app.ts';
 import { createSlackJobChat } from './slack/chat.ts';
 import { registerListeners } from './slack/listeners/index.ts';
@@ -143,6 +145,14 @@ async function assemble(config: Config, opts: BotOptions, log: Logger, teardown:
   const timeZone = config.digest.timeZone;
   const work = createWorkQueue({ ...(opts.work ?? FOLLOW_ON_WORK), inflight, log });
   const jobStatus = createJobStatus({ store, budget: budgets.agent });
+  // Before every listener: refused people and conversations reach none of them.
+  const access = createAccess(config.access);
+  registerAccessControl(slack.app, {
+    access,
+    log,
+    isJobThread: async (team, channel, ts) =>
+      (await store.findThread(team, channel, ts)) !== undefined,
+  });
   registerListeners(slack.app, {
     jobs,
     jobStatus,
@@ -154,7 +164,7 @@ async function assemble(config: Config, opts: BotOptions, log: Logger, teardown:
     work,
     timeZone,
   });
-  slack.beforeAck(recordThreadReplies({ jobs }));
+  slack.beforeAck(recordThreadReplies({ jobs, access }));
 
   await slack.start();
   const digestChannel = config.digest.channel;
