@@ -6,6 +6,7 @@ import { HOUR_MS, slidingWindowBudget } from './api/budget.ts';
 import { ApiClient, type RetryOptions } from './api/client.ts';
 import { startBackground, startRecoveryLoop } from './background.ts';
 import type { Config } from './config.ts';
+import { slackDoctor } from './doctor-wiring.ts';
 import { createInflight } from './inflight.ts';
 import type { BucketLimit } from './jobs/rate-limits.ts';
 import { createJobService } from './jobs/service.ts';
@@ -153,9 +154,15 @@ async function assemble(config: Config, opts: BotOptions, log: Logger, teardown:
     isJobThread: async (team, channel, ts) =>
       (await store.findThread(team, channel, ts)) !== undefined,
   });
+  const doctor = slackDoctor({
+    config,
+    checkApi: () => api.checkAccess(),
+    ping: () => store.ping(),
+  });
   registerListeners(slack.app, {
     jobs,
     jobStatus,
+    doctor,
     store,
     reports,
     poster,
@@ -237,7 +244,7 @@ function apiSettings(config: Config, opts: BotOptions) {
 }
 
 /** The documented hourly budgets, counted in the store so that replicas share them. */
-function createBudgets(config: Config, store: Store) {
+export function createBudgets(config: Config, store: Store) {
   return {
     agent: slidingWindowBudget(store, {
       key: `agent:${config.api.projectId}`,

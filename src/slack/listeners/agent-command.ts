@@ -12,6 +12,8 @@ import { readCommand } from './command-payload.ts';
 const HELP = /^(help|\?|--help|-h)$/i;
 /** `/agent status`: the person's jobs in progress and the agent budget. */
 const STATUS = /^status$/i;
+/** `/agent doctor`: the setup checks, only to the person asking. */
+const DOCTOR = /^doctor$/i;
 
 /** What a user is told when the bot has more starts waiting than it takes. */
 export const BUSY_TEXT =
@@ -27,6 +29,8 @@ export function registerAgentCommand(
   deps: {
     jobs: JobService;
     jobStatus: JobStatus;
+    /** `/agent doctor`'s answer (src/doctor.ts, wired in the composition root). */
+    doctor?: () => Promise<string>;
     log: Logger;
     inflight: Inflight;
     work: WorkQueue;
@@ -52,6 +56,14 @@ export function registerAgentCommand(
       const reply = async () => tell(await deps.jobStatus(team_id, user_id));
       if (!deps.work.offer('command.status', reply)) await reply();
       log.info({ channelId: channel_id, userId: user_id }, 'command.status');
+      return;
+    }
+    const doctor = deps.doctor;
+    if (doctor && DOCTOR.test(prompt)) {
+      await ack();
+      const reply = async () => tell(await doctor());
+      if (!deps.work.offer('command.doctor', reply)) await reply();
+      log.info({ channelId: channel_id, userId: user_id }, 'command.doctor');
       return;
     }
     if (!deps.work.hasRoom()) {

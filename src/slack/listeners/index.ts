@@ -15,6 +15,8 @@ export interface ListenerDeps {
   jobs: JobService;
   /** `/agent status`. */
   jobStatus: JobStatus;
+  /** `/agent doctor`: the setup checks as one ephemeral answer. */
+  doctor?: () => Promise<string>;
   store: Store;
   reports: ReportService;
   poster: ReportPoster;
