@@ -2,6 +2,7 @@ import { announcementQueries } from './announcements.ts';
 import { coordinationQueries } from './coordination.ts';
 import type { Engine } from './engine.ts';
 import { followUpQueries } from './follow-ups.ts';
+import { homeQueries } from './home.ts';
 import { pollQueries } from './polls.ts';
 import { threadQueries } from './threads.ts';
 import type { Store } from './types.ts';
@@ -14,6 +15,7 @@ export function createStore(engine: Engine): Store {
     ...announcementQueries(engine),
     ...coordinationQueries(engine),
     ...followUpQueries(engine),
+    ...homeQueries(engine),
     ping: () => engine.ping(),
     close: () => engine.close(),
   };
