@@ -15,10 +15,12 @@ import { createLogger, type Logger } from './log.ts';
 import { createMetrics, type Metrics } from './metrics.ts';
 import { probeEndpoints } from './probes.ts';
 import { type DigestDeps, startDigest } from './reports/digest.ts';
+import { keepingHeadlines } from './reports/headline.ts';
 import { createReportService } from './reports/service.ts';
 import { registerAccessControl } from './slack/access-middleware.ts';
 import { createSlackApp, type SlackApp } from './slack/app.ts';
 import { createSlackJobChat } from './slack/chat.ts';
+import { createHomePublisher, refreshingHome } from './slack/home.ts';
 import { registerListeners } from './slack/listeners/index.ts';
 import { recordThreadReplies } from './slack/listeners/thread-replies.ts';
 import { createSlackReportPoster } from './slack/report-poster.ts';
@@ -120,7 +122,10 @@ async function assemble(config: Config, opts: BotOptions, log: Logger, teardown:
     await settleAbandoned(inflight, log);
   });
 
-  const chat = createSlackJobChat(slack.app.client, log, metrics);
+  // The App Home follows the person's jobs: every root update shown schedules a refresh.
+  const home = createHomePublisher({ client: slack.app.client, store, budget: budgets.agent, log });
+  teardown.add('home', () => home.stop());
+  const chat = refreshingHome(createSlackJobChat(slack.app.client, log, metrics), home);
   const wake = startBackground({ config, opts, log, teardown, store, api, chat, owner, metrics });
   const jobs = createJobService({
     store,
@@ -133,12 +138,11 @@ async function assemble(config: Config, opts: BotOptions, log: Logger, teardown:
     metrics,
   });
   startRecoveryLoop({ config, log, teardown, store, chat, jobs, wake, opts });
-  const reports = createReportService({
-    api,
+  const reports = keepingHeadlines(
+    createReportService({ api, store, log, maxRequests: config.visitors.maxRequests }),
     store,
     log,
-    maxRequests: config.visitors.maxRequests,
-  });
+  );
   const poster = createSlackReportPoster(
     slack.app.client,
     log.child({ component: 'report-poster' }),
@@ -163,6 +167,7 @@ async function assemble(config: Config, opts: BotOptions, log: Logger, teardown:
     jobs,
     jobStatus,
     doctor,
+    home,
     store,
     reports,
     poster,
