@@ -1,5 +1,6 @@
 import type { KnownBlock } from '@slack/types';
 import { escapeAndTruncate, link } from '../mrkdwn.ts';
+import { formatRange } from '../reports/range.ts';
 import type { Counts, JobThread, ReportHeadline, ThreadStatus } from '../store/types.ts';
 
 /**
@@ -79,7 +80,9 @@ export function homeView(d: HomeData): HomeView {
 /** A ten-step meter of the uses left, then when the next slot opens if none is. */
 export function budgetBlocks(b: HomeData['budget']): KnownBlock[] {
   const steps = 10;
-  const filled = b.limit > 0 ? Math.round((b.remaining / b.limit) * steps) : 0;
+  // Rounded down (one use gone shows), and never empty while a use is left.
+  const share = b.limit > 0 ? Math.floor((b.remaining / b.limit) * steps) : 0;
+  const filled = b.remaining > 0 ? Math.max(1, share) : 0;
   const meter = `${'▰'.repeat(filled)}${'▱'.repeat(steps - filled)}`;
   const line =
     b.nextSlotAt === null
@@ -118,7 +121,8 @@ function jobBlocks(jobs: HomeJob[]): KnownBlock[] {
 function reportBlocks(r: ReportHeadline | undefined): KnownBlock[] {
   if (!r)
     return [section('No traffic report yet. Run `/visitors` in a channel for the last 7 days.')];
-  const period = `${r.from} – ${lastDay(r.to)} (${escapeAndTruncate(r.timeZone, 40)})`;
+  const range = { from: r.from, to: r.to, days: 0, timeZone: r.timeZone };
+  const period = `${formatRange(range)} (${escapeAndTruncate(r.timeZone, 40)})`;
   const figure = (label: string, k: keyof Counts) =>
     `*${r.totals[k].toLocaleString('en-US')}* ${label} ${changeText(r.totals[k], r.previousTotals[k])}`;
   const lines = [
@@ -134,11 +138,4 @@ function changeText(current: number, previous: number): string {
   if (previous === 0) return current === 0 ? '(±0)' : '(new)';
   const pct = Math.round(((current - previous) / previous) * 100);
   return pct === 0 ? '(±0%)' : `(${pct > 0 ? '+' : ''}${pct}%)`;
-}
-
-/** The day before an exclusive `to` (YYYY-MM-DD). */
-function lastDay(to: string): string {
-  const d = new Date(`${to}T00:00:00Z`);
-  if (Number.isNaN(d.getTime())) return to;
-  return new Date(d.getTime() - 86_400_000).toISOString().slice(0, 10);
 }

@@ -73,7 +73,8 @@ describe('App Home', () => {
     expect(home).not.toContain('Someone else');
     // Three jobs started: 97 of the 100 agent uses are left.
     expect(home).toContain('97 of 100 uses left');
-    expect(home).toMatch(/Last report:\* 2026-11-01 – 2026-11-07 \(UTC\)/);
+    expect(home).toContain('Last report:* Nov 1 – Nov 7, 2026 (UTC)');
+    expect(home).toContain('▰▰▰▰▰▰▰▰▰▱');
     expect(home).toContain('unique visitors');
   });
 
