@@ -19,6 +19,10 @@ WORKDIR /app
 COPY --from=deps /app/node_modules ./node_modules
 COPY package.json ./
 COPY src ./src
+# The doctor (`docker exec <container> npm run doctor`) compares the token's scopes with the
+# manifest's, read at run time: one list of scopes, not two.
+COPY manifest.yml ./
+COPY scripts/doctor.ts scripts/check-node.mjs ./scripts/
 RUN mkdir -p /data && chown node:node /data
 USER node
 VOLUME ["/data"]

@@ -1,10 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { DestinationStream } from 'pino';
+import { createAccess } from './access.ts';
 import { type Budget, HOUR_MS, slidingWindowBudget } from './api/budget.ts';
 import { ApiClient, type RetryOptions } from './api/client.ts';
 import { startBackground, startRecoveryLoop } from './background.ts';
 import type { Config } from './config.ts';
+import { slackDoctor } from './doctor-wiring.ts';
 import { createInflight } from './inflight.ts';
 import { createWatchControl } from './jobs/cancel.ts';
 import { createFollowUpForm } from './jobs/follow-up-form.ts';
@@ -17,9 +19,12 @@ import { createMetrics, type Metrics } from './metrics.ts';
 import { probeEndpoints } from './probes.ts';
 import { createProjects } from './projects.ts';
 import { type DigestDeps, startDigest } from './reports/digest.ts';
+import { keepingHeadlines } from './reports/headline.ts';
 import { createReportService } from './reports/service.ts';
+import { registerAccessControl } from './slack/access-middleware.ts';
 import { createSlackApp, type SlackApp } from './slack/app.ts';
 import { createSlackJobChat } from './slack/chat.ts';
+import { createHomePublisher, refreshingHome } from './slack/home.ts';
 import { registerListeners } from './slack/listeners/index.ts';
 import { recordThreadReplies } from './slack/listeners/thread-replies.ts';
 import { createSlackReportPoster } from './slack/report-poster.ts';
@@ -126,7 +131,10 @@ async function assemble(config: Config, opts: BotOptions, log: Logger, teardown:
     await settleAbandoned(inflight, log);
   });
 
-  const chat = createSlackJobChat(slack.app.client, log, metrics);
+  // The App Home follows the person's jobs: every root update shown schedules a refresh.
+  const home = createHomePublisher({ client: slack.app.client, store, budget: budgets.agent, log });
+  teardown.add('home', () => home.stop());
+  const chat = refreshingHome(createSlackJobChat(slack.app.client, log, metrics), home);
   const projects = createProjects({
     store,
     defaultProjectId: config.api.projectId,
@@ -147,12 +155,11 @@ async function assemble(config: Config, opts: BotOptions, log: Logger, teardown:
     metrics,
   });
   startRecoveryLoop({ config, log, teardown, store, chat, jobs, wake, opts });
-  const reports = createReportService({
-    api,
+  const reports = keepingHeadlines(
+    createReportService({ api, store, log, maxRequests: config.visitors.maxRequests }),
     store,
     log,
-    maxRequests: config.visitors.maxRequests,
-  });
+  );
   const poster = createSlackReportPoster(
     slack.app.client,
     log.child({ component: 'report-poster' }),
@@ -172,9 +179,24 @@ async function assemble(config: Config, opts: BotOptions, log: Logger, teardown:
     stopWatching: createWatchControl({ store, wake, log }),
     followUpForm: createFollowUpForm({ store, jobs, log }),
   };
+  // Before every listener: refused people and conversations reach none of them.
+  const access = createAccess(config.access);
+  registerAccessControl(slack.app, {
+    access,
+    log,
+    isJobThread: async (team, channel, ts) =>
+      (await store.findThread(team, channel, ts)) !== undefined,
+  });
+  const doctor = slackDoctor({
+    config,
+    checkApi: () => api.checkAccess(),
+    ping: () => store.ping(),
+  });
   registerListeners(slack.app, {
     jobs,
     jobStatus,
+    doctor,
+    home,
     projects,
     store,
     reports,
@@ -185,7 +207,7 @@ async function assemble(config: Config, opts: BotOptions, log: Logger, teardown:
     timeZone,
     buttons,
   });
-  slack.beforeAck(recordThreadReplies({ jobs }));
+  slack.beforeAck(recordThreadReplies({ jobs, access }));
 
   await slack.start();
   const digestChannel = config.digest.channel;
@@ -263,7 +285,7 @@ function apiSettings(config: Config, opts: BotOptions) {
  * budget per project (`agent` is the configured project's, the one the metrics show), the
  * analytics budget per organisation.
  */
-function createBudgets(config: Config, store: Store) {
+export function createBudgets(config: Config, store: Store) {
   const agentBudgets = new Map<string, Budget>();
   const agentFor = (projectId: string): Budget => {
     let budget = agentBudgets.get(projectId);

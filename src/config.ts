@@ -69,6 +69,33 @@ const projectKeys = z.preprocess(
       ),
     ),
 );
+/**
+ * A comma-separated list of Slack ids (blank or unset: undefined, nobody left out). Ids are
+ * not secrets, so a bad one is named in the error.
+ */
+const slackIdList = (kind: string, pattern: RegExp, example: string) =>
+  z.preprocess(
+    (v) => (typeof v === 'string' && v.trim() === '' ? undefined : v),
+    z
+      .string()
+      .transform((v, ctx) => {
+        const ids = v
+          .split(',')
+          .map((id) => id.trim())
+          .filter(Boolean);
+        const bad = ids.filter((id) => !pattern.test(id));
+        if (bad.length > 0)
+          ctx.addIssue({
+            code: 'custom',
+            message: `must be comma-separated Slack ${kind} ids such as ${example}; not one: ${bad
+              .slice(0, 3)
+              .map((id) => JSON.stringify(id.slice(0, 30)))
+              .join(', ')}`,
+          });
+        return ids.length > 0 ? ids : undefined;
+      })
+      .optional(),
+  );
 
 const EnvSchema = z.object({
   SLACK_BOT_TOKEN: optionalString.pipe(
@@ -147,6 +174,8 @@ const EnvSchema = z.object({
       .default(DEFAULT_MAX_REQUESTS),
   ),
   SHUTDOWN_TIMEOUT_MS: positiveInt(10_000),
+  ALLOWED_CHANNELS: slackIdList('channel', /^[CGD][A-Z0-9]{2,}$/, 'C0123ABCD'),
+  ALLOWED_USERS: slackIdList('user', /^[UW][A-Z0-9]{2,}$/, 'U0123ABCD'),
   LOG_LEVEL: optionalString.pipe(
     z.enum(logLevels, { error: `must be one of ${logLevels.join(', ')}` }).default('info'),
   ),
@@ -201,6 +230,8 @@ export interface Config {
   visitors: { maxRequests: number };
   /** How long a shutdown waits for commands and events already being handled. */
   shutdownTimeoutMs: number;
+  /** Who may use the bot, and where (src/access.ts); undefined lists leave nobody out. */
+  access: { users: string[] | undefined; channels: string[] | undefined };
   logLevel: (typeof logLevels)[number];
 }
 
@@ -257,6 +288,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       digest: { channel: e.DIGEST_CHANNEL, cron: e.DIGEST_CRON, timeZone: e.DIGEST_TIMEZONE },
       visitors: { maxRequests: e.VISITORS_MAX_REQUESTS },
       shutdownTimeoutMs: e.SHUTDOWN_TIMEOUT_MS,
+      access: { users: e.ALLOWED_USERS, channels: e.ALLOWED_CHANNELS },
       logLevel: e.LOG_LEVEL,
     },
   };

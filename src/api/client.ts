@@ -204,6 +204,34 @@ export class ApiClient {
     });
   }
 
+  /**
+   * The doctor's one read: a single row of yesterday's visitors, one attempt. It tells a bad
+   * key (401), a refused one (403) and an unknown project (404) apart, and spends no agent
+   * use; it does cost one analytics request (of 100 an hour), counted in the shared budget.
+   */
+  async checkAccess(projectId?: string): Promise<void> {
+    const project = projectId ?? this.#opts.projectId;
+    const today = new Date();
+    const yesterday = new Date(today.getTime() - 86_400_000);
+    await this.#call({
+      operation: 'access.check',
+      method: 'GET',
+      project,
+      path: `/v1/analytics/${encodeURIComponent(project)}/visitors`,
+      query: {
+        dateFrom: yesterday.toISOString().slice(0, 10),
+        dateTo: today.toISOString().slice(0, 10),
+        limit: 1,
+        offset: 0,
+      },
+      schema: VisitorsPageSchema,
+      what: 'The project',
+      budget: this.#opts.budgets?.analytics,
+      retries: 0,
+      timeoutMs: 10_000,
+    });
+  }
+
   /** Every page of a range: `offset += limit` while `hasMore` (service docs, 4.4). */
   async *visitorPages(q: Omit<VisitorsQuery, 'offset'>): AsyncGenerator<VisitorsPage> {
     let offset = 0;

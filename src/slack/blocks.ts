@@ -112,6 +112,7 @@ export const AGENT_USAGE = [
   'I start a job and open a thread for it. Reply in the thread to send the agent follow-up instructions; I post status changes and the pull request link there.',
   '`/agent status` shows your jobs in progress and how much of the hourly agent budget is left.',
   '`/agent project` shows which docs project this channel uses (admins can change it with `/agent project <projectId>`).',
+  "`/agent doctor` checks the bot's setup (Slack tokens and scopes, the Mintlify key and project, the database), only to you.",
 ].join('\n');
 
 /** Event type of the metadata on announcements; the thread check looks for it. */

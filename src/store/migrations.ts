@@ -187,6 +187,23 @@ function migrations(kind: Engine['kind']): Record<string, Migration> {
           await db.schema.alterTable('job_threads').addColumn(column, 'text').execute();
       },
     },
+    '0009_home': {
+      async up(db: Kysely<unknown>) {
+        // The last traffic report's headline figures, which the App Home shows.
+        await db.schema
+          .createTable('report_headlines')
+          .addColumn('key', 'text', (c) => c.primaryKey())
+          .addColumn('body', 'text', (c) => c.notNull())
+          .addColumn('updated_at', 'bigint', (c) => c.notNull())
+          .execute();
+        // A person's recent jobs, newest first.
+        await db.schema
+          .createIndex('job_threads_user')
+          .on('job_threads')
+          .columns(['team_id', 'user_id', 'created_at'])
+          .execute();
+      },
+    },
   };
 }
 

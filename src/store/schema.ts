@@ -88,6 +88,8 @@ export interface Database {
     set_by: string;
     set_at: number;
   };
+  /** One row per kind of headline ('last'); the figures as validated JSON. */
+  report_headlines: { key: string; body: string; updated_at: number };
   digest_runs: {
     channel_id: string;
     period_key: string;

@@ -3,6 +3,7 @@ import { buttonQueries } from './buttons.ts';
 import { coordinationQueries } from './coordination.ts';
 import type { Engine } from './engine.ts';
 import { followUpQueries } from './follow-ups.ts';
+import { homeQueries } from './home.ts';
 import { pollQueries } from './polls.ts';
 import { projectQueries } from './projects.ts';
 import { threadQueries } from './threads.ts';
@@ -18,6 +19,7 @@ export function createStore(engine: Engine): Store {
     ...followUpQueries(engine),
     ...projectQueries(engine),
     ...buttonQueries(engine),
+    ...homeQueries(engine),
     ping: () => engine.ping(),
     close: () => engine.close(),
   };

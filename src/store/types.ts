@@ -203,12 +203,29 @@ export type DigestClaim =
   | { state: 'busy'; owner: string } // someone else holds a fresh claim
   | { state: 'stale'; owner: string }; // claimed long ago and never marked posted: check, then post
 
+/** The headline figures of the last traffic report built (the App Home shows them). */
+export interface ReportHeadline {
+  /** The report's range, `from` inclusive and `to` exclusive (YYYY-MM-DD), in `timeZone`. */
+  from: string;
+  to: string;
+  timeZone: string;
+  totals: Counts;
+  previousTotals: Counts;
+  /** Whether page scanning stopped early (the figures above are complete either way). */
+  partial: boolean;
+  generatedAt: number;
+}
+
 export interface Store extends BudgetStore {
   createThread(t: NewThread, now: number): Promise<JobThread>;
   getThread(id: number): Promise<JobThread | undefined>;
   /** A person's jobs still starting or running, newest first (`/agent status`). */
   activeThreadsOf(teamId: string, userId: string, limit: number): Promise<JobThread[]>;
   findThread(teamId: string, channelId: string, threadTs: string): Promise<JobThread | undefined>;
+  /**
+   * A person's jobs in any state whose root message is posted, newest first (the App Home).
+   */
+  recentThreadsOf(teamId: string, userId: string, limit: number): Promise<JobThread[]>;
   /** The create call answered: the thread now is the job. */
   attachJob(
     threadId: number,
@@ -335,6 +352,9 @@ export interface Store extends BudgetStore {
 
   getVisitorPoint(rangeKey: string): Promise<Counts | undefined>;
   putVisitorPoint(rangeKey: string, counts: Counts, now: number): Promise<void>;
+  /** Keeps the last report's headline, replacing the one before (the App Home shows it). */
+  putReportHeadline(h: ReportHeadline): Promise<void>;
+  lastReportHeadline(): Promise<ReportHeadline | undefined>;
 
   /**
    * Claims (channel, period) for `owner` unless it is posted or claimed by someone whose

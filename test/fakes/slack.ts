@@ -139,6 +139,12 @@ export class FakeSlack {
   private readonly humanMessages: StoredMessage[] = [];
   private readonly channels = new Map<string, StoredMessage[]>();
   private readonly outside = new Set<string>();
+  /** Tokens Slack no longer accepts (revoked, app uninstalled): invalid_auth. */
+  private readonly revoked = new Set<string>();
+  /** What auth.test reports in `x-oauth-scopes` (the bot token's granted scopes); unset: none. */
+  private grantedScopes: string[] | undefined;
+  /** The Home tab each user sees, as views.publish last set it. */
+  readonly homeViews = new Map<string, Json>();
   private readonly pendingUploads = new Map<string, { name: string; length: number }>();
   private readonly responseUses = new Map<string, number>();
   private readonly faults: { method: string; fault: Fault; remaining: number }[] = [];
@@ -242,6 +248,19 @@ export class FakeSlack {
     this.limiter = limits ? { limits, now, buckets: new Map() } : undefined;
   }
 
+  /**
+   * The scopes the bot token was granted, as Slack reports them in auth.test's (and every
+   * call's) `x-oauth-scopes` header; leave one out to see the doctor name it.
+   */
+  grantScopes(scopes: readonly string[] | undefined): void {
+    this.grantedScopes = scopes ? [...scopes] : undefined;
+  }
+
+  /** From now on Slack answers `invalid_auth` for this token (revoked, or the app uninstalled). */
+  revokeToken(token: string): void {
+    this.revoked.add(token);
+  }
+
   /** Kick the bot out of a channel: posts there now fail with not_in_channel, as in Slack. */
   removeBot(channel: string): void {
     this.outside.add(channel);
@@ -335,12 +354,23 @@ export class FakeSlack {
     const token = bearer ?? str(args.token);
     delete args.token; // never keep secrets in recordings/dumps
     const handler = this.handlers.get(method);
+    const refused = token && this.revoked.has(token) ? fail('invalid_auth') : undefined;
     const work = () =>
-      handler ? (authError(method, token) ?? handler(args)) : fail('unknown_method');
+      handler ? (refused ?? authError(method, token) ?? handler(args)) : fail('unknown_method');
     const fault = this.takeFault(method);
     if (fault?.tookEffect) work();
     const limited = fault ? undefined : this.rateLimited(method, args);
-    this.answer(res, method, args, fault?.answer ?? limited ?? { status: 200, body: work() });
+    // Slack names the token's scopes on every answer to a bot token it accepted.
+    const scoped =
+      this.grantedScopes && token?.startsWith('xoxb-') && !refused
+        ? { 'x-oauth-scopes': this.grantedScopes.join(',') }
+        : undefined;
+    const answer = (): Answer => ({
+      status: 200,
+      body: work(),
+      ...(scoped ? { headers: scoped } : {}),
+    });
+    this.answer(res, method, args, fault?.answer ?? limited ?? answer());
   }
 
   private uploadBytes(id: string, req: IncomingMessage, body: Buffer, res: ServerResponse): void {
@@ -554,6 +584,8 @@ export class FakeSlack {
       ['files.getUploadURLExternal', (a) => this.uploadUrl(a)],
       ['files.completeUploadExternal', (a) => this.completeUpload(a)],
       ['conversations.history', (a) => this.channelHistory(a)],
+      ['chat.getPermalink', (a) => this.permalink(a)],
+      ['views.publish', (a) => this.viewsPublish(a)],
       // Retired by Slack in 2025 in favour of the upload v2 flow above.
       ['files.upload', () => fail('method_deprecated')],
     ]);
@@ -689,6 +721,30 @@ export class FakeSlack {
       .filter((m) => (!m.thread_ts || m.thread_ts === m.ts) && Number(m.ts) > oldest)
       .reverse();
     return this.page(top, a, 100);
+  }
+
+  private permalink(a: Json): Json {
+    const channel = str(a.channel);
+    const ts = str(a.message_ts);
+    if (!channel) return fail('channel_not_found');
+    if (!ts || !this.find(channel, ts)) return fail('message_not_found');
+    const p = `p${ts.replace('.', '')}`;
+    return { ok: true, channel, permalink: `https://acme.slack.com/archives/${channel}/${p}` };
+  }
+
+  /** The Home tab: a `home` view of at most 100 blocks, per user. */
+  private viewsPublish(a: Json): Json {
+    const user = str(a.user_id);
+    const view = a.view;
+    if (!user) return fail('invalid_arguments');
+    if (!isObj(view) || view.type !== 'home') return fail('invalid_arguments');
+    if (!Array.isArray(view.blocks)) return fail('invalid_blocks_format');
+    if (view.blocks.length > 100) return fail('invalid_blocks', { errors: ['too many blocks'] });
+    // Within a view the 50-block cap of messages does not apply; the other limits do.
+    const err = blocksError(view.blocks.slice(0, 50)) ?? blocksError(view.blocks.slice(50));
+    if (err) return err;
+    this.homeViews.set(user, view);
+    return { ok: true, view: { id: `V${user}`, type: 'home', ...view } };
   }
 
   private uploadUrl(a: Json): Json {

@@ -472,6 +472,59 @@ describe.each(engines)('store (%s)', (_name, setup) => {
     expect(await store.activeThreadsOf(thread.teamId, 'U9', 10)).toEqual([]);
   });
 
+  it("lists a person's recent jobs in any state, newest first, leaving out roots not posted yet", async () => {
+    const mine = async (ts: string, at: number, o: { user?: string; team?: string } = {}) =>
+      store.createThread(
+        { ...thread, threadTs: ts, userId: o.user ?? 'U1', teamId: o.team ?? thread.teamId },
+        at,
+      );
+    const first = await mine('9.1', 1);
+    const done = await mine('9.2', 2);
+    await store.attachJob(
+      done.id,
+      snap({ jobId: 'h-done', status: 'completed', prLink: 'https://github.com/a/b/pull/1' }),
+      { nextPollAt: null, pollIntervalMs: 5 },
+      3,
+    );
+    const refused = await mine('9.3', 3);
+    await store.startFailed(refused.id, 'budget spent', 4);
+    await mine('pending:abc', 4);
+    await mine('9.5', 5, { user: 'U2' });
+    await mine('9.6', 6, { team: 'T-other' });
+    const recent = await store.recentThreadsOf(thread.teamId, 'U1', 10);
+    expect(recent.map((t) => [t.id, t.status])).toEqual([
+      [refused.id, 'start_failed'],
+      [done.id, 'completed'],
+      [first.id, 'starting'],
+    ]);
+    expect(recent[1]?.prLink).toBe('https://github.com/a/b/pull/1');
+    expect(await store.recentThreadsOf(thread.teamId, 'U1', 2)).toHaveLength(2);
+  });
+
+  it('keeps the last report headline, replacing the one before', async () => {
+    expect(await store.lastReportHeadline()).toBeUndefined();
+    const h = {
+      from: '2026-01-01',
+      to: '2026-01-08',
+      timeZone: 'UTC',
+      totals: { human: 10, ai: 5, total: 14 },
+      previousTotals: { human: 8, ai: 1, total: 9 },
+      partial: false,
+      generatedAt: 1_767_000_000_000,
+    };
+    await store.putReportHeadline(h);
+    expect(await store.lastReportHeadline()).toEqual(h);
+    const next = {
+      ...h,
+      from: '2026-01-08',
+      to: '2026-01-15',
+      partial: true,
+      generatedAt: h.generatedAt + 1,
+    };
+    await store.putReportHeadline(next);
+    expect(await store.lastReportHeadline()).toEqual(next);
+  });
+
   it('says when the oldest budget use in a window was', async () => {
     expect(await store.oldestBudgetUse('agent:p', 0)).toBeNull();
     for (const at of [50, 20, 80]) await store.takeBudgetSlot('agent:p', at, 1_000, 10);

@@ -15,6 +15,8 @@ const HELP = /^(help|\?|--help|-h)$/i;
 const STATUS = /^status$/i;
 /** `/agent project [<projectId> | default]`: show or change the channel's docs project. */
 const PROJECT = /^project(?:\s+(\S.*))?$/is;
+/** `/agent doctor`: the setup checks, only to the person asking. */
+const DOCTOR = /^doctor$/i;
 
 /** What a user is told when the bot has more starts waiting than it takes. */
 export const BUSY_TEXT =
@@ -31,6 +33,8 @@ export function registerAgentCommand(
     jobs: JobService;
     jobStatus: JobStatus;
     projects: Projects;
+    /** `/agent doctor`'s answer (src/doctor.ts, wired in the composition root). */
+    doctor?: () => Promise<string>;
     log: Logger;
     inflight: Inflight;
     work: WorkQueue;
@@ -70,6 +74,14 @@ export function registerAgentCommand(
         await tell(r.text);
       };
       if (!deps.work.offer('command.project', reply)) await reply();
+      return;
+    }
+    const doctor = deps.doctor;
+    if (doctor && DOCTOR.test(prompt)) {
+      await ack();
+      const reply = async () => tell(await doctor());
+      if (!deps.work.offer('command.doctor', reply)) await reply();
+      log.info({ channelId: channel_id, userId: user_id }, 'command.doctor');
       return;
     }
     if (!deps.work.hasRoom()) {

@@ -8,6 +8,8 @@ import type { ReportPoster } from '../../reports/ports.ts';
 import type { ReportService } from '../../reports/service.ts';
 import type { Store } from '../../store/types.ts';
 import type { WorkQueue } from '../../work-queue.ts';
+import type { HomePublisher } from '../home.ts';
+import { registerHome } from '../home.ts';
 import { type ButtonDeps, registerActions } from './actions.ts';
 import { registerAgentCommand } from './agent-command.ts';
 import { registerThreadReplies } from './thread-replies.ts';
@@ -19,6 +21,10 @@ export interface ListenerDeps {
   jobStatus: JobStatus;
   /** Which project a channel uses; `/agent project`. */
   projects: Projects;
+  /** `/agent doctor`: the setup checks as one ephemeral answer. */
+  doctor?: () => Promise<string>;
+  /** The App Home (published on `app_home_opened`). */
+  home?: HomePublisher;
   store: Store;
   reports: ReportService;
   poster: ReportPoster;
@@ -38,6 +44,7 @@ export function registerListeners(app: App, deps: ListenerDeps): void {
   registerThreadReplies(app, deps);
   registerVisitorsCommand(app, deps);
   registerActions(app, deps);
+  if (deps.home) registerHome(app, { home: deps.home, work: deps.work, log: deps.log });
   app.error(async (err) => {
     // Surprises only: expected failures are handled, and answered, where they happen.
     deps.log.error({ err, component: 'bolt' }, 'slack.unhandled_error');

@@ -1,5 +1,6 @@
 import type { App } from '@slack/bolt';
 import { z } from 'zod';
+import type { Access } from '../../access.ts';
 import type { ThreadReply as Reply } from '../../jobs/follow-ups.ts';
 import type { JobService } from '../../jobs/service.ts';
 import type { Logger } from '../../log.ts';
@@ -60,11 +61,15 @@ function readReply(
 /**
  * Runs before Bolt acknowledges an event: a reply in a job thread is recorded first, so that
  * a crash right after the ack cannot lose it (Slack does not resend what was acked). If the
- * write fails, the event is not acked and Slack delivers it again.
+ * write fails, the event is not acked and Slack delivers it again. Applies the same
+ * allowlists as the access middleware (src/access.ts).
  */
-export function recordThreadReplies(deps: { jobs: JobService }) {
+export function recordThreadReplies(deps: { jobs: JobService; access?: Access }) {
   return async (body: unknown): Promise<void> => {
     const r = readReply(body);
+    // Someone the allowlists leave out: never recorded, so never sent (the access
+    // middleware tells them why).
+    if (r && deps.access?.isAllowed(r.reply.userId, r.reply.channelId) === false) return;
     if (r) await deps.jobs.recordReply(r.reply, r.eventKeys);
   };
 }

@@ -1,0 +1,50 @@
+/**
+ * `npm run doctor`: checks the configuration in the environment (and .env, read like
+ * `npm start` reads it) against the world: Node, Slack's tokens and scopes, the Mintlify key
+ * and project, the database. One line per check; exits 1 when any fails. Never prints a secret.
+ */
+import { ApiClient } from '../src/api/client.ts';
+import { createBudgets } from '../src/bot.ts';
+import { loadConfig } from '../src/config.ts';
+import { allPassed, formatChecks, runDoctor } from '../src/doctor.ts';
+import { configSecrets, doctorPorts, redactSecrets } from '../src/doctor-wiring.ts';
+import { createLogger } from '../src/log.ts';
+import { openStore } from '../src/store/open.ts';
+import type { Store } from '../src/store/types.ts';
+
+const loaded = loadConfig(process.env);
+if (!loaded.ok) {
+  for (const problem of loaded.problems) console.log(`✗ Configuration: ${problem}`);
+  console.log(
+    'Fix the configuration (see .env.example and the README), then run the doctor again.',
+  );
+  process.exit(1);
+}
+const config = loaded.config;
+const log = createLogger({ level: 'silent', secrets: configSecrets(config) });
+
+let store: Store | undefined;
+const database = async () => {
+  // Opening applies any pending migration, as a start would: after it the schema is current.
+  store = await openStore(config.databaseUrl, log);
+  await store.ping();
+  return 'opened, answers, schema migrated to the latest version';
+};
+const checkApi = async () => {
+  const api = new ApiClient({
+    baseUrl: config.api.baseUrl,
+    apiKey: config.api.key,
+    projectId: config.api.projectId,
+    log,
+    ...(store ? { budgets: createBudgets(config, store) } : {}),
+  });
+  await api.checkAccess();
+};
+
+console.log('Docs Agent doctor');
+const checks = await runDoctor(doctorPorts({ config, checkApi, database }));
+for (const line of redactSecrets(formatChecks(checks), configSecrets(config))) console.log(line);
+await store?.close();
+const ok = allPassed(checks);
+console.log(ok ? 'All checks passed.' : 'Some checks failed: see the fixes above.');
+process.exit(ok ? 0 : 1);

@@ -1,0 +1,56 @@
+/**
+ * Who may use the bot, and where (ALLOWED_USERS, ALLOWED_CHANNELS). One pure rule, shared by
+ * the Slack middleware that refuses requests and by the path that records thread replies
+ * before the ack, so that a refused reply never becomes a follow-up.
+ *
+ * - ALLOWED_USERS unset: everyone; set: only the people listed.
+ * - ALLOWED_CHANNELS unset: every channel and DM; set: only the conversations listed. A DM
+ *   with the bot (a `D…` id) is a conversation too: it is allowed when listed, or when
+ *   ALLOWED_USERS is also set (then the people list governs DMs, and a listed person may DM
+ *   the bot). With ALLOWED_CHANNELS alone, DMs are refused unless listed: limiting the bot to
+ *   some channels must not leave every DM open.
+ * - No conversation (the App Home, a modal without one): only the people list applies.
+ */
+
+export interface AccessLists {
+  /** Undefined: nobody is left out. */
+  users: readonly string[] | undefined;
+  channels: readonly string[] | undefined;
+}
+
+export type AccessVerdict = { ok: true } | { ok: false; reason: 'user' | 'channel' };
+
+export interface Access {
+  /** Whether anything is restricted at all (a cheap skip for the common case). */
+  readonly restricted: boolean;
+  check(userId: string, channelId: string | undefined): AccessVerdict;
+  isAllowed(userId: string, channelId: string | undefined): boolean;
+}
+
+const isDm = (channelId: string) => channelId.startsWith('D');
+
+export function createAccess(lists: AccessLists): Access {
+  const users = lists.users ? new Set(lists.users) : undefined;
+  const channels = lists.channels ? new Set(lists.channels) : undefined;
+  const check = (userId: string, channelId: string | undefined): AccessVerdict => {
+    if (users && !users.has(userId)) return { ok: false, reason: 'user' };
+    if (!channels || channelId === undefined || channels.has(channelId)) return { ok: true };
+    if (isDm(channelId) && users) return { ok: true };
+    return { ok: false, reason: 'channel' };
+  };
+  return {
+    restricted: users !== undefined || channels !== undefined,
+    check,
+    isAllowed: (userId, channelId) => check(userId, channelId).ok,
+  };
+}
+
+/** Everyone, everywhere: what an unset pair of lists means. */
+export const OPEN_ACCESS: Access = createAccess({ users: undefined, channels: undefined });
+
+/** What a refused person is told (only they see it). */
+export function refusalText(reason: 'user' | 'channel'): string {
+  return reason === 'user'
+    ? "Sorry, you're not on the list of people who may use Docs Agent. Ask whoever runs it to add you."
+    : "Sorry, Docs Agent isn't enabled in this conversation. Try a channel where it is, or ask whoever runs it to add this one.";
+}

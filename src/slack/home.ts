@@ -1,0 +1,148 @@
+import type { App } from '@slack/bolt';
+import type { WebClient } from '@slack/web-api';
+import { z } from 'zod';
+import type { Budget } from '../api/budget.ts';
+import type { JobChat } from '../jobs/ports.ts';
+import type { Logger } from '../log.ts';
+import type { JobThread, Store } from '../store/types.ts';
+import type { WorkQueue } from '../work-queue.ts';
+import { toChatError } from './chat.ts';
+import { HOME_JOBS, type HomeJob, homeView } from './home-blocks.ts';
+
+/**
+ * The App Home: published when a person opens the tab, and again when one of their jobs
+ * changes. Refreshes are coalesced per person (one publish however many changes pile up in
+ * `debounceMs`), at most one publish per person every `gapMs`, one at a time (views.publish is
+ * Tier 4), off every ack path and never in the way of the job announcements: a Home that
+ * fails is logged and left as it was.
+ */
+export interface HomePublisher {
+  /** Publishes now (the tab was opened). Never throws. */
+  publish(teamId: string, userId: string): Promise<void>;
+  /** Publishes soon, coalesced (one of the person's jobs changed). */
+  refresh(teamId: string, userId: string): void;
+  stop(): void;
+}
+
+export function createHomePublisher(deps: {
+  client: Pick<WebClient, 'views' | 'chat'>;
+  store: Pick<Store, 'recentThreadsOf' | 'lastReportHeadline'>;
+  budget: Pick<Budget, 'status'>;
+  log: Logger;
+  debounceMs?: number;
+  gapMs?: number;
+}): HomePublisher {
+  const log = deps.log.child({ component: 'home' });
+  const debounceMs = deps.debounceMs ?? 1_000;
+  const gapMs = deps.gapMs ?? 2_000;
+  const timers = new Map<string, NodeJS.Timeout>();
+  const lastAt = new Map<string, number>();
+  /** Permalinks never change: asked once per thread. */
+  const permalinks = new Map<string, string>();
+  let chain: Promise<void> = Promise.resolve();
+  let stopped = false;
+
+  async function permalink(t: JobThread): Promise<string | undefined> {
+    const key = `${t.channelId}:${t.threadTs}`;
+    const known = permalinks.get(key);
+    if (known) return known;
+    try {
+      const r = await deps.client.chat.getPermalink({
+        channel: t.channelId,
+        message_ts: t.threadTs,
+      });
+      if (r.permalink) permalinks.set(key, r.permalink);
+      return r.permalink;
+    } catch (err) {
+      log.debug({ channelId: t.channelId, code: toChatError(err).code }, 'home.no_permalink');
+      return undefined;
+    }
+  }
+
+  async function publishNow(teamId: string, userId: string): Promise<void> {
+    const started = performance.now();
+    lastAt.set(userId, Date.now());
+    try {
+      const [threads, budget, report] = await Promise.all([
+        deps.store.recentThreadsOf(teamId, userId, HOME_JOBS),
+        deps.budget.status(),
+        deps.store.lastReportHeadline(),
+      ]);
+      const jobs: HomeJob[] = await Promise.all(
+        threads.map(async (thread) => ({ thread, permalink: await permalink(thread) })),
+      );
+      const view = homeView({ jobs, budget, report, now: Date.now() });
+      await deps.client.views.publish({ user_id: userId, view });
+      const durationMs = Math.round(performance.now() - started);
+      log.info({ userId, jobs: jobs.length, durationMs }, 'home.published');
+    } catch (err) {
+      const e = toChatError(err);
+      log.warn({ err: e, userId, code: e.code }, 'home.publish_failed');
+      if (e.retryAfterMs !== undefined) schedule(teamId, userId, e.retryAfterMs);
+    }
+  }
+
+  /** One publish at a time, in order. */
+  function enqueue(teamId: string, userId: string): Promise<void> {
+    chain = chain.then(() => (stopped ? undefined : publishNow(teamId, userId)));
+    return chain;
+  }
+
+  function schedule(teamId: string, userId: string, atLeastMs = 0): void {
+    if (stopped || timers.has(userId)) return; // coalesced into the one already coming
+    const sinceLast = Date.now() - (lastAt.get(userId) ?? 0);
+    const wait = Math.max(debounceMs, gapMs - sinceLast, atLeastMs);
+    const timer = setTimeout(() => {
+      timers.delete(userId);
+      void enqueue(teamId, userId);
+    }, wait);
+    timer.unref();
+    timers.set(userId, timer);
+  }
+
+  return {
+    publish: (teamId, userId) => enqueue(teamId, userId),
+    refresh: (teamId, userId) => schedule(teamId, userId),
+    stop() {
+      stopped = true;
+      for (const t of timers.values()) clearTimeout(t);
+      timers.clear();
+    },
+  };
+}
+
+/**
+ * The jobs feature's chat, telling the Home about every root message it brings up to date:
+ * the job's owner sees the change on their Home too. The Home's work is only scheduled here.
+ */
+export function refreshingHome(chat: JobChat, home: Pick<HomePublisher, 'refresh'>): JobChat {
+  return {
+    ...chat,
+    async showJob(thread) {
+      await chat.showJob(thread);
+      home.refresh(thread.teamId, thread.userId);
+    },
+  };
+}
+
+const HomeOpened = z.object({
+  user: z.string().min(1),
+  tab: z.string().optional(),
+});
+
+/** `app_home_opened` (Home tab): publish from the work queue; the event is acked already. */
+export function registerHome(
+  app: App,
+  deps: { home: HomePublisher; work: WorkQueue; log: Logger },
+): void {
+  const log = deps.log.child({ component: 'home' });
+  app.event('app_home_opened', async ({ event, body, context }) => {
+    const parsed = HomeOpened.safeParse(event);
+    if (!parsed.success || parsed.data.tab !== 'home') return;
+    const teamId = context.teamId ?? (body as { team_id?: string }).team_id;
+    if (!teamId) return;
+    const userId = parsed.data.user;
+    if (!deps.work.offer('home.publish', () => deps.home.publish(teamId, userId)))
+      log.warn({ userId }, 'home.busy');
+  });
+}

@@ -1,0 +1,151 @@
+import { execFile } from 'node:child_process';
+import { dirname } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterEach, describe, expect, it } from 'vitest';
+import { readManifestScopes } from '../../src/manifest.ts';
+import { Harness, SECRETS } from '../helpers/harness.ts';
+
+const ROOT = dirname(dirname(dirname(fileURLToPath(import.meta.url))));
+
+let h: Harness | undefined;
+afterEach(async (ctx) => {
+  if (ctx.task.result?.state === 'fail' && h)
+    console.error(h.logs.split('\n').slice(-40).join('\n'));
+  await h?.close();
+  h = undefined;
+});
+
+const scopes = await readManifestScopes();
+
+/** Runs `/agent doctor` and returns the one ephemeral answer. */
+async function doctorAnswer(harness: Harness): Promise<string> {
+  const ack = await harness.command('doctor');
+  expect(ack.status).toBe(200);
+  const answer = await harness.slack.waitForResponse(undefined, 10_000);
+  expect(answer.body).toMatchObject({ response_type: 'ephemeral' });
+  return String((answer.body as { text: string }).text);
+}
+
+function expectNoSecret(text: string) {
+  for (const secret of Object.values(SECRETS)) expect(text).not.toContain(secret);
+  expect(text).not.toContain('mint_wrong_key');
+}
+
+describe('/agent doctor', () => {
+  it('names the missing scope and the rejected API key, each with its fix, only to the person', async () => {
+    h = await Harness.create({
+      mode: 'http',
+      env: { MINTLIFY_API_KEY: 'mint_wrong_key_0123456789' },
+    });
+    await h.start();
+    h.slack.grantScopes(scopes.filter((s) => s !== 'reactions:write'));
+    const text = await doctorAnswer(h);
+    const lines = text.split('\n');
+    expect(lines[0]).toBe('*Doctor*');
+    expect(lines).toContainEqual(expect.stringMatching(/^✓ Node: v\d+/));
+    expect(lines).toContainEqual(
+      expect.stringMatching(/^✓ Slack bot token: accepted for @docsbot/),
+    );
+    expect(lines).toContainEqual(
+      expect.stringMatching(/^✗ Bot scopes: missing reactions:write .*Fix: add them under OAuth/),
+    );
+    expect(lines).toContainEqual(expect.stringMatching(/^✓ Slack app token: not set: HTTP mode/));
+    expect(lines).toContainEqual(
+      expect.stringMatching(
+        /^✗ Mintlify API key and project proj_docs: the key was rejected \(401\)\. Fix: set MINTLIFY_API_KEY/,
+      ),
+    );
+    expect(lines).toContainEqual(expect.stringMatching(/^✓ Database sqlite:.*: answers/));
+    expect(lines.at(-1)).toMatch(/^Some checks failed/);
+    expectNoSecret(text);
+    // Nothing was posted in the channel; the one API call was a read, and no agent use.
+    expect(h.slack.callsTo('chat.postMessage')).toHaveLength(0);
+    expect(h.api.requests.map((r) => [r.kind, r.status])).toEqual([['visitors', 401]]);
+    expect(h.logLines().some((l) => l.msg === 'command.doctor')).toBe(true);
+  });
+
+  it('is all green against healthy fakes, Socket Mode included', async () => {
+    h = await Harness.create({ mode: 'socket' });
+    await h.start();
+    h.slack.grantScopes([...scopes, 'users:read']);
+    const text = await doctorAnswer(h);
+    const lines = text.split('\n').slice(1);
+    expect(lines.filter((l) => l.startsWith('✓'))).toHaveLength(6);
+    expect(lines).toContainEqual(
+      expect.stringMatching(/^✓ Slack app token: Socket Mode: Slack opened a connection URL/),
+    );
+    expect(lines).toContainEqual(
+      expect.stringMatching(
+        /^✓ Mintlify API key and project proj_docs: accepted \(one analytics request/,
+      ),
+    );
+    expect(lines.at(-1)).toBe('All checks passed.');
+    expect(h.api.requestsTo('create')).toHaveLength(0);
+    expectNoSecret(text);
+  });
+});
+
+/** `npm run doctor` as a person would run it, with the environment instead of a .env. */
+function runDoctor(env: Record<string, string>) {
+  return new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
+    execFile(
+      'npm',
+      ['run', '--silent', 'doctor'],
+      {
+        cwd: ROOT,
+        env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...env },
+        timeout: 30_000,
+      },
+      (err, stdout, stderr) => {
+        const code = err ? Number((err as { code?: unknown }).code ?? 1) : 0;
+        resolve({ code, stdout, stderr });
+      },
+    );
+  });
+}
+
+describe('npm run doctor', () => {
+  it('exits 1 with one fixable line per failure, and no secret', async () => {
+    h = await Harness.create({ mode: 'http', env: { MINTLIFY_PROJECT_ID: 'proj_unknown' } });
+    h.slack.revokeToken(SECRETS.botToken);
+    const r = await runDoctor(h.env);
+    expect(r.code).toBe(1);
+    const lines = r.stdout.trim().split('\n');
+    expect(lines[0]).toBe('Docs Agent doctor');
+    expect(lines).toContainEqual(
+      expect.stringMatching(
+        /^✗ Slack bot token: auth.test answered invalid_auth\. Fix: copy the Bot User OAuth Token/,
+      ),
+    );
+    expect(lines).toContainEqual(expect.stringMatching(/^✗ Bot scopes: not checked/));
+    expect(lines).toContainEqual(
+      expect.stringMatching(
+        /^✗ Mintlify API key and project proj_unknown: no such project for this key \(404\)\. Fix: copy MINTLIFY_PROJECT_ID/,
+      ),
+    );
+    expect(lines).toContainEqual(expect.stringMatching(/^✓ Database /));
+    expect(lines.at(-1)).toMatch(/^Some checks failed/);
+    expectNoSecret(r.stdout + r.stderr);
+  });
+
+  it('exits 0 when every check passes', async () => {
+    h = await Harness.create({ mode: 'http' });
+    h.slack.grantScopes(scopes);
+    const r = await runDoctor(h.env);
+    expect(r.stdout).toContain('All checks passed.');
+    expect(r.stdout.split('\n').filter((l) => l.startsWith('✓'))).toHaveLength(6);
+    expect(r.code).toBe(0);
+    expectNoSecret(r.stdout + r.stderr);
+    // The one read went through the shared analytics budget, in the bot's database.
+    const store = await h.openStore();
+    expect(await store.budgetUsed('analytics', 0)).toBe(1);
+    await store.close();
+  });
+
+  it('lists configuration problems instead of checking', async () => {
+    h = await Harness.create({ mode: 'http', env: { ALLOWED_USERS: 'ann' } });
+    const r = await runDoctor(h.env);
+    expect(r.code).toBe(1);
+    expect(r.stdout).toMatch(/^✗ Configuration: ALLOWED_USERS must be comma-separated/m);
+  });
+});
