@@ -42,6 +42,8 @@ export interface Database {
     root_locked_until: number | null;
     poll_failing_since: number | null;
     changed_at: number | null;
+    root_ts: string | null;
+    context_messages: number | null;
   };
   outbox: {
     id: Generated<number>;
@@ -102,6 +104,7 @@ export function toThread(r: ThreadRow): JobThread {
     teamId: r.team_id,
     channelId: r.channel_id,
     threadTs: r.thread_ts,
+    rootTs: r.root_ts ?? r.thread_ts,
     userId: r.user_id,
     prompt: r.prompt,
     jobId: r.job_id,
@@ -121,6 +124,7 @@ export function toThread(r: ThreadRow): JobThread {
     updatedAt: num(r.updated_at),
     pollFailingSince: numOrNull(r.poll_failing_since),
     changedAt: numOrNull(r.changed_at),
+    contextMessages: numOrNull(r.context_messages),
   };
 }
 

@@ -20,8 +20,14 @@ export interface JobThread {
   id: number;
   teamId: string;
   channelId: string;
-  /** ts of the root message: the thread's key in Slack. */
+  /** ts of the thread's parent message: the thread's key in Slack. */
   threadTs: string;
+  /**
+   * ts of the bot's root message (the one that shows the job and is edited in place): the
+   * thread's parent itself for `/agent` and DMs, a reply inside the thread for a mention.
+   * Starts as a placeholder (`pending:<marker>`) until the post is confirmed.
+   */
+  rootTs: string;
   userId: string;
   prompt: string;
   jobId: string | null;
@@ -51,6 +57,8 @@ export interface JobThread {
    * Null for threads from before it was kept.
    */
   changedAt: number | null;
+  /** Earlier thread messages sent with the prompt as context (a mention in a human thread). */
+  contextMessages: number | null;
 }
 
 /** What the service told us about a job, as far as the thread shows it. */
@@ -162,6 +170,9 @@ export interface NewThread {
   threadTs: string;
   userId: string;
   prompt: string;
+  /** The root's placeholder when it is posted inside an existing thread (a mention). */
+  rootTs?: string;
+  contextMessages?: number;
 }
 
 export interface Counts {
@@ -226,6 +237,8 @@ export interface Store extends BudgetStore {
    * when the thread is no longer starting (a recovery pass settled it meanwhile).
    */
   setThreadTs(threadId: number, threadTs: string, now: number): Promise<boolean>;
+  /** The same for a root posted inside an existing thread (the thread's key stays). */
+  setRootTs(threadId: number, rootTs: string, now: number): Promise<boolean>;
   /** A start whose root was never posted: nothing to show, nothing to keep. */
   forgetStart(threadId: number): Promise<void>;
 
