@@ -31,7 +31,13 @@ const STATUS: Record<ThreadStatus, { emoji: string; label: string }> = {
 export type RootView = Pick<
   JobThread,
   'userId' | 'prompt' | 'status' | 'jobId' | 'model' | 'repository' | 'ref' | 'prLink' | 'error'
->;
+> &
+  Partial<Pick<JobThread, 'contextMessages'>>;
+
+/** What the root says when earlier thread messages went to the agent with the prompt. */
+export function contextNote(n: number): string {
+  return `with ${n} earlier message${n === 1 ? '' : 's'} from this thread as context`;
+}
 
 export function rootMessage(t: RootView): Message {
   const s = STATUS[t.status];
@@ -45,6 +51,7 @@ export function rootMessage(t: RootView): Message {
     },
   ];
   const facts = [`${s.emoji} *${s.label}*`];
+  if (t.contextMessages) facts.push(`:speech_balloon: ${contextNote(t.contextMessages)}`);
   if (t.repository) facts.push(`:file_folder: ${repoLabel(t.repository, t.ref)}`);
   if (t.model) facts.push(`:robot_face: ${escapeMrkdwn(t.model)}`);
   if (t.jobId) facts.push(`Job \`${escapeMrkdwn(t.jobId)}\``);
@@ -105,6 +112,7 @@ export const AGENT_USAGE = [
   'Example: `/agent Add a quickstart for the Python SDK`',
   'I start a job and open a thread for it. Reply in the thread to send the agent follow-up instructions; I post status changes and the pull request link there.',
   '`/agent status` shows your jobs in progress and how much of the hourly agent budget is left.',
+  'You can also mention me in a channel with your request, or send it to me in a direct message.',
 ].join('\n');
 
 /** Event type of the metadata on announcements; the thread check looks for it. */

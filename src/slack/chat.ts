@@ -115,8 +115,9 @@ export function createSlackJobChat(
   }
 
   return {
-    async postRoot({ channelId, userId, prompt, marker }) {
+    async postRoot({ channelId, userId, prompt, marker, threadTs, contextMessages }) {
       const msg = rootMessage({
+        contextMessages: contextMessages ?? null,
         userId,
         prompt,
         status: 'starting',
@@ -130,6 +131,7 @@ export function createSlackJobChat(
       const res = await call('chat.postMessage', () =>
         client.chat.postMessage({
           channel: channelId,
+          ...(threadTs ? { thread_ts: threadTs } : {}),
           ...parts(msg),
           unfurl_links: false,
           metadata: { event_type: ROOT_EVENT, event_payload: { marker } },
@@ -139,23 +141,24 @@ export function createSlackJobChat(
       return { ts: res.ts };
     },
 
-    async findRoot(channelId: string, marker: string, sinceMs: number) {
-      const root = await anyMessage(
-        (cursor) =>
-          call('conversations.history', () =>
-            client.conversations.history({
-              channel: channelId,
-              oldest: String(sinceMs / 1000),
-              include_all_metadata: true,
-              limit: 200,
-              ...(cursor ? { cursor } : {}),
-            }),
-          ),
-        (m) => {
-          const meta = RootMetadata.safeParse(m.metadata);
-          return meta.success && meta.data.event_payload.marker === marker;
-        },
-      );
+    async findRoot(channelId: string, marker: string, sinceMs: number, threadTs?: string) {
+      const oldest = String(sinceMs / 1000);
+      const page = (cursor: string | undefined) => {
+        const paging = { include_all_metadata: true, limit: 200, ...(cursor ? { cursor } : {}) };
+        // A root posted inside a thread (a mention) is not in the channel's history: only
+        // conversations.replies lists it.
+        return threadTs
+          ? call('conversations.replies', () =>
+              client.conversations.replies({ channel: channelId, ts: threadTs, ...paging }),
+            )
+          : call('conversations.history', () =>
+              client.conversations.history({ channel: channelId, oldest, ...paging }),
+            );
+      };
+      const root = await anyMessage(page, (m) => {
+        const meta = RootMetadata.safeParse(m.metadata);
+        return meta.success && meta.data.event_payload.marker === marker;
+      });
       return root?.ts ?? null;
     },
 
@@ -163,7 +166,7 @@ export function createSlackJobChat(
       await call('chat.update', () =>
         client.chat.update({
           channel: thread.channelId,
-          ts: thread.threadTs,
+          ts: thread.rootTs,
           ...parts(rootMessage(thread)),
         }),
       );
