@@ -128,6 +128,7 @@ async function assemble(config: Config, opts: BotOptions, log: Logger, teardown:
     leaseMs: config.leaseMs,
     wake,
     metrics,
+    botName: () => slack.identity()?.name,
   });
   startRecoveryLoop({ config, log, teardown, store, chat, jobs, wake, opts });
   const reports = createReportService({
@@ -147,6 +148,8 @@ async function assemble(config: Config, opts: BotOptions, log: Logger, teardown:
     jobs,
     jobStatus,
     store,
+    chat,
+    botName: () => slack.identity()?.name,
     reports,
     poster,
     log,
@@ -154,7 +157,7 @@ async function assemble(config: Config, opts: BotOptions, log: Logger, teardown:
     work,
     timeZone,
   });
-  slack.beforeAck(recordThreadReplies({ jobs }));
+  slack.beforeAck(recordThreadReplies({ jobs, botUserId: () => slack.identity()?.userId }));
 
   await slack.start();
   const digestChannel = config.digest.channel;

@@ -1,5 +1,6 @@
 import type { App } from '@slack/bolt';
 import type { Inflight } from '../../inflight.ts';
+import type { JobChat } from '../../jobs/ports.ts';
 import type { JobService } from '../../jobs/service.ts';
 import type { JobStatus } from '../../jobs/status.ts';
 import type { Logger } from '../../log.ts';
@@ -8,6 +9,8 @@ import type { ReportService } from '../../reports/service.ts';
 import type { Store } from '../../store/types.ts';
 import type { WorkQueue } from '../../work-queue.ts';
 import { registerAgentCommand } from './agent-command.ts';
+import { registerDirectMessages } from './direct-messages.ts';
+import { registerMentions } from './mentions.ts';
 import { registerThreadReplies } from './thread-replies.ts';
 import { registerVisitorsCommand } from './visitors-command.ts';
 
@@ -16,10 +19,14 @@ export interface ListenerDeps {
   /** `/agent status`. */
   jobStatus: JobStatus;
   store: Store;
+  /** Answers only the requester sees (mentions). */
+  chat: JobChat;
   reports: ReportService;
   poster: ReportPoster;
   timeZone: string;
   log: Logger;
+  /** The bot's user name (auth.test `user`), once start-up has verified the token. */
+  botName?: () => string | undefined;
   /** Each listener run counts as in-flight work, which a shutdown waits for. */
   inflight: Inflight;
   /** Where the work that follows an ack runs, out of the request's turn. */
@@ -30,6 +37,8 @@ export interface ListenerDeps {
 export function registerListeners(app: App, deps: ListenerDeps): void {
   registerAgentCommand(app, deps);
   registerThreadReplies(app, deps);
+  registerMentions(app, deps);
+  registerDirectMessages(app, deps);
   registerVisitorsCommand(app, deps);
   app.error(async (err) => {
     // Surprises only: expected failures are handled, and answered, where they happen.

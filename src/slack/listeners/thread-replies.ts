@@ -3,8 +3,8 @@ import { z } from 'zod';
 import type { ThreadReply as Reply } from '../../jobs/follow-ups.ts';
 import type { JobService } from '../../jobs/service.ts';
 import type { Logger } from '../../log.ts';
-import { decodeSlackText } from '../../mrkdwn.ts';
 import type { WorkQueue } from '../../work-queue.ts';
+import { messageKey, promptOf } from './message-start.ts';
 
 /**
  * A human reply inside a thread: a plain message, one with files, or one also sent to the
@@ -35,6 +35,7 @@ const EventCallback = z.object({
 function readReply(
   body: unknown,
   fallbackTeamId?: string,
+  botUserId?: string,
 ): { reply: Reply; eventKeys: string[] } | undefined {
   const envelope = EventCallback.safeParse(body);
   if (!envelope.success) return undefined;
@@ -51,9 +52,12 @@ function readReply(
       threadTs: m.thread_ts,
       ts: m.ts,
       userId: m.user,
-      text: decodeSlackText(m.text),
+      // A reply that mentions the bot reaches the agent without that mention.
+      text: promptOf(m.text, botUserId),
     },
-    eventKeys: eventId ? [`event:${eventId}`] : [],
+    // The message's own key too: a mention is also delivered as `app_mention`, and whichever
+    // path claims it first handles it (src/slack/listeners/mentions.ts).
+    eventKeys: [...(eventId ? [`event:${eventId}`] : []), messageKey(m.channel, m.ts)],
   };
 }
 
@@ -62,9 +66,12 @@ function readReply(
  * a crash right after the ack cannot lose it (Slack does not resend what was acked). If the
  * write fails, the event is not acked and Slack delivers it again.
  */
-export function recordThreadReplies(deps: { jobs: JobService }) {
+export function recordThreadReplies(deps: {
+  jobs: JobService;
+  botUserId: () => string | undefined;
+}) {
   return async (body: unknown): Promise<void> => {
-    const r = readReply(body);
+    const r = readReply(body, undefined, deps.botUserId());
     if (r) await deps.jobs.recordReply(r.reply, r.eventKeys);
   };
 }
@@ -80,7 +87,7 @@ export function registerThreadReplies(
 ): void {
   const log = deps.log.child({ component: 'thread-replies' });
   app.event('message', async ({ body, context }) => {
-    const r = readReply(body, context.teamId);
+    const r = readReply(body, context.teamId, context.botUserId);
     if (!r) return;
     const { channelId, ts } = r.reply;
     const queued = deps.work.offer('reply.deliver', async () => {
