@@ -95,8 +95,13 @@ export function createJobService(deps: JobServiceDeps) {
         return undefined;
       });
     if (!thread) {
+      // One thread, one job: another mention in the same thread may have just started one.
+      const taken =
+        inThread && (await store.findThread(teamId, channelId, inThread).catch(() => undefined));
       await reply(
-        "I couldn't record the job (a storage error), so I didn't start it. Please try again.",
+        taken
+          ? "A job is already starting in this thread, so I didn't start another. Once it has started, reply in the thread to send it more instructions."
+          : "I couldn't record the job (a storage error), so I didn't start it. Please try again.",
       );
       return;
     }

@@ -160,6 +160,25 @@ describe('mentions', () => {
     expect(h.api.requestsTo('create')).toHaveLength(1);
   });
 
+  it('starts one job when two people mention the bot in the same thread at once', async () => {
+    const parent = say('Can someone document retries?');
+    const a = say(`@${BOT} document retries`, { thread_ts: parent.ts });
+    const b = say(`@${BOT} and backoff too`, { thread_ts: parent.ts, user: 'U0002' });
+    await Promise.all([h.deliverEvent(a.asMention()), h.deliverEvent(b.asMention())]);
+    const root = await eventually(() => rootIn(parent.ts), 'the root');
+    await waitWorking(root.ts);
+    const job = await eventually(() => h.api.createdJobs()[0], 'the job');
+    // The other mention is told a job is already (or still) starting, or, once the job has
+    // started, it reaches that job as a follow-up: never a second job.
+    await eventually(
+      () =>
+        h.slack.ephemerals.some((e) => /already starting|still starting/.test(e.text ?? '')) ||
+        h.api.jobs.get(job.id)?.messages.length === 2,
+      'the other mention handled',
+    );
+    expect(h.api.requestsTo('create')).toHaveLength(1);
+  });
+
   it('answers an empty mention and help with the usage, only to the person', async () => {
     const empty = say(`@${BOT}`);
     await h.deliverEvent(empty.asMention());
