@@ -20,10 +20,15 @@ export const BUSY_ASK_AGAIN =
 /** The key a Slack message is claimed under, whichever event (app_mention, message) brought it. */
 export const messageKey = (channelId: string, ts: string) => `msg:${channelId}:${ts}`;
 
-/** The message's text without the bot's own mention(s) (`<@UBOT>`, `<@UBOT|name>`), decoded. */
+/**
+ * The message's text without the bot's own mention(s) (`<@UBOT>`, `<@UBOT|name>`) and the
+ * spaces after them, decoded; line breaks and the rest are kept as typed.
+ */
 export function promptOf(text: string, botUserId: string | undefined): string {
-  const own = botUserId ? text.replace(new RegExp(`<@${botUserId}(\\|[^>]*)?>`, 'g'), ' ') : text;
-  return decodeSlackText(own).replace(/\s+/g, ' ').trim();
+  const own = botUserId
+    ? text.replace(new RegExp(`<@${botUserId}(\\|[^>]*)?>[ \\t]*`, 'g'), '')
+    : text;
+  return decodeSlackText(own).trim();
 }
 
 export interface MessageAsk {
