@@ -153,6 +153,7 @@ async function assemble(config: Config, opts: BotOptions, log: Logger, teardown:
     leaseMs: config.leaseMs,
     wake,
     metrics,
+    botName: () => slack.identity()?.name,
   });
   startRecoveryLoop({ config, log, teardown, store, chat, jobs, wake, opts });
   const reports = keepingHeadlines(
@@ -199,6 +200,8 @@ async function assemble(config: Config, opts: BotOptions, log: Logger, teardown:
     home,
     projects,
     store,
+    chat,
+    botName: () => slack.identity()?.name,
     reports,
     poster,
     log,
@@ -207,7 +210,7 @@ async function assemble(config: Config, opts: BotOptions, log: Logger, teardown:
     timeZone,
     buttons,
   });
-  slack.beforeAck(recordThreadReplies({ jobs, access }));
+  slack.beforeAck(recordThreadReplies({ jobs, access, botUserId: () => slack.identity()?.userId }));
 
   await slack.start();
   const digestChannel = config.digest.channel;

@@ -7,16 +7,27 @@ import type { Announcement, JobThread } from '../store/types.ts';
 export interface JobChat {
   /**
    * Posts the root message of a new job thread ("starting"), tagged with `marker` so that
-   * it can be found again if the bot dies before it records the message's ts.
+   * it can be found again if the bot dies before it records the message's ts. With
+   * `threadTs`, it is posted as a reply in that existing thread (a mention).
    */
   postRoot(req: {
     channelId: string;
     userId: string;
     prompt: string;
     marker: string;
+    threadTs?: string;
+    contextMessages?: number;
   }): Promise<{ ts: string }>;
-  /** The ts of the root message tagged with `marker`, posted since `sinceMs`; null if none. */
-  findRoot(channelId: string, marker: string, sinceMs: number): Promise<string | null>;
+  /**
+   * The ts of the root message tagged with `marker`, posted since `sinceMs`; null if none.
+   * Looked for among the channel's top-level messages, or inside thread `threadTs` when given.
+   */
+  findRoot(
+    channelId: string,
+    marker: string,
+    sinceMs: number,
+    threadTs?: string,
+  ): Promise<string | null>;
   /** Brings the root message in line with the thread's current state. */
   showJob(thread: JobThread): Promise<void>;
   /**

@@ -73,7 +73,7 @@ export async function interruptedStarts(deps: RecoveryDeps, log: Logger): Promis
   const now = deps.now ?? Date.now;
   let settled = 0;
   for (const t of await store.staleStarting(now() - deps.staleMs)) {
-    if (!t.threadTs.startsWith(PENDING_TS_PREFIX)) {
+    if (!t.rootTs.startsWith(PENDING_TS_PREFIX)) {
       if (!(await store.startFailed(t.id, INTERRUPTED_START, now(), 'confirm'))) continue; // a replica did
       log.warn({ threadId: t.id, channelId: t.channelId }, 'job.start_interrupted');
       settled++;
@@ -81,17 +81,25 @@ export async function interruptedStarts(deps: RecoveryDeps, log: Logger): Promis
     }
     if (now() - t.createdAt < (deps.pendingRootMs ?? Math.max(PENDING_ROOT_MS, deps.staleMs)))
       continue;
-    const marker = t.threadTs.slice(PENDING_TS_PREFIX.length);
-    const ts = await deps.chat.findRoot(t.channelId, marker, t.createdAt - 60_000);
+    const marker = t.rootTs.slice(PENDING_TS_PREFIX.length);
+    // A root posted inside an existing thread (a mention) is looked for in that thread.
+    const inThread = t.rootTs !== t.threadTs;
+    const since = t.createdAt - 60_000;
+    const ts = await deps.chat.findRoot(
+      t.channelId,
+      marker,
+      since,
+      inThread ? t.threadTs : undefined,
+    );
     if (ts === null) {
       await store.forgetStart(t.id);
       log.warn({ threadId: t.id, channelId: t.channelId }, 'job.start_abandoned');
       continue;
     }
-    if (
-      (await store.setThreadTs(t.id, ts, now())) &&
-      (await store.startFailed(t.id, START_NOT_SENT, now(), 'safe'))
-    ) {
+    const recorded = inThread
+      ? await store.setRootTs(t.id, ts, now())
+      : await store.setThreadTs(t.id, ts, now());
+    if (recorded && (await store.startFailed(t.id, START_NOT_SENT, now(), 'safe'))) {
       log.warn({ threadId: t.id, channelId: t.channelId, ts }, 'job.start_interrupted');
       settled++;
     }

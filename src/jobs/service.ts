@@ -4,6 +4,7 @@ import type { ApiClient } from '../api/client.ts';
 import { ApiError } from '../api/errors.ts';
 import type { Job } from '../api/schemas.ts';
 import { ChatError, NOT_IN_CHANNEL_CODES } from '../chat-errors.ts';
+import { type ConversationKind, conversationKind, notInChannelText } from '../invite-hint.ts';
 import type { Logger } from '../log.ts';
 import type { Projects } from '../projects.ts';
 import type { JobThread, Store } from '../store/types.ts';
@@ -35,6 +36,8 @@ export interface JobServiceDeps {
   wake: Wake;
   metrics?: JobMetrics;
   now?: () => number;
+  /** The bot's user name (auth.test `user`), for the "invite me" hint; unknown before start. */
+  botName?: () => string | undefined;
 }
 
 export interface StartRequest {
@@ -42,6 +45,16 @@ export interface StartRequest {
   channelId: string;
   userId: string;
   prompt: string;
+  /**
+   * An existing thread to start the job in (a mention): the root is posted as a reply there
+   * and the job thread is keyed by this ts, so the thread's replies become follow-ups.
+   * Without it the root is a new top-level message whose own ts is the thread (`/agent`, DMs).
+   */
+  threadTs?: string;
+  /** Earlier messages of that thread, sent to the agent with the prompt; the root says how many. */
+  context?: { text: string; messages: number };
+  /** Where the request came from, when the channel id alone cannot tell (a group DM). */
+  conversation?: ConversationKind;
 }
 
 /** What a root message stands for before its ts is known: a placeholder and a marker. */
@@ -84,21 +97,47 @@ export function createJobService(deps: JobServiceDeps) {
     }
     if (await budgetSpent(req, projectId, reply)) return;
     const marker = randomUUID();
-    const thread = await store
-      .createThread({ ...req, projectId, threadTs: `${PENDING_TS_PREFIX}${marker}` }, now())
+    const pending = `${PENDING_TS_PREFIX}${marker}`;
+    const { teamId, channelId, userId, prompt, threadTs: inThread } = req;
+    let thread = await store
+      .createThread(
+        {
+          teamId,
+          channelId,
+          userId,
+          prompt,
+          projectId,
+          // In an existing thread the key is known now; the root's ts is what is pending.
+          ...(inThread ? { threadTs: inThread, rootTs: pending } : { threadTs: pending }),
+          ...(req.context ? { contextMessages: req.context.messages } : {}),
+        },
+        now(),
+      )
       .catch((err: unknown) => {
         log.error({ err, channelId: req.channelId }, 'job.record_failed');
         return undefined;
       });
     if (!thread) {
+      // One thread, one job: another mention in the same thread may have just started one.
+      const taken =
+        inThread && (await store.findThread(teamId, channelId, inThread).catch(() => undefined));
       await reply(
-        "I couldn't record the job (a storage error), so I didn't start it. Please try again.",
+        taken
+          ? "A job is already starting in this thread, so I didn't start another. Once it has started, reply in the thread to send it more instructions."
+          : "I couldn't record the job (a storage error), so I didn't start it. Please try again.",
       );
       return;
     }
     let ts: string;
     try {
-      ({ ts } = await chat.postRoot({ ...req, marker }));
+      ({ ts } = await chat.postRoot({
+        channelId,
+        userId,
+        prompt,
+        marker,
+        ...(inThread ? { threadTs: inThread } : {}),
+        ...(req.context ? { contextMessages: req.context.messages } : {}),
+      }));
     } catch (err) {
       const code = err instanceof ChatError ? err.code : 'unknown';
       log.warn({ err, channelId: req.channelId, code }, 'job.root_post_failed');
@@ -113,7 +152,11 @@ export function createJobService(deps: JobServiceDeps) {
       await store.forgetStart(thread.id);
       await reply(
         NOT_IN_CHANNEL_CODES.has(code)
-          ? "I'm not a member of this channel yet, so I can't start a job here. Invite me with `/invite @Docs Agent`, then run `/agent` again."
+          ? notInChannelText(
+              'start a job',
+              conversationKind(req.channelId, req.conversation),
+              deps.botName?.(),
+            )
           : `I couldn't post in this channel (${code}), so I didn't start a job. Please try again.`,
       );
       return;
@@ -122,7 +165,10 @@ export function createJobService(deps: JobServiceDeps) {
     // marker and settles it. The create call is not made: nothing was sent to the agent.
     try {
       // False when a recovery pass gave this start up for lost meanwhile: no job then.
-      if (!(await store.setThreadTs(thread.id, ts, now()))) {
+      const recorded = inThread
+        ? await store.setRootTs(thread.id, ts, now())
+        : await store.setThreadTs(thread.id, ts, now());
+      if (!recorded) {
         log.warn({ threadId: thread.id, channelId: req.channelId }, 'job.start_given_up');
         return;
       }
@@ -130,18 +176,24 @@ export function createJobService(deps: JobServiceDeps) {
       log.error({ err, threadId: thread.id, channelId: req.channelId }, 'job.record_failed');
       return;
     }
-    await create({ ...thread, threadTs: ts }, started);
+    thread = inThread ? { ...thread, rootTs: ts } : { ...thread, threadTs: ts, rootTs: ts };
+    await create(thread, started, withContext(req));
   }
 
   /**
    * The create call for a thread whose root is posted and recorded ('starting'): from a
-   * start, or from a retry that claimed a failed start. Records what came of it.
+   * start, or from a retry that claimed a failed start (which sends the prompt alone: the
+   * thread's context is not kept). Records what came of it.
    */
-  async function create(thread: JobThread, started = performance.now()): Promise<void> {
+  async function create(
+    thread: JobThread,
+    started = performance.now(),
+    prompt = thread.prompt,
+  ): Promise<void> {
     let job: Job;
     try {
       job = await withDeadline('job.create', deadlineMs, (signal) =>
-        api.createJob(thread.prompt, { signal, project: thread.projectId ?? undefined }),
+        api.createJob(prompt, { signal, project: thread.projectId ?? undefined }),
       );
     } catch (err) {
       if (!(err instanceof ApiError)) log.error({ err, threadId: thread.id }, 'job.create_crashed');
@@ -210,3 +262,12 @@ export function createJobService(deps: JobServiceDeps) {
 }
 
 export type JobService = ReturnType<typeof createJobService>;
+
+/**
+ * What the agent is asked: the prompt, then the thread's earlier messages (already bounded
+ * and formatted by the chat side) marked as context, so the request stays first and clear.
+ */
+export function withContext(req: Pick<StartRequest, 'prompt' | 'context'>): string {
+  if (!req.context) return req.prompt;
+  return `${req.prompt}\n\n---\nContext: the ${req.context.messages} earlier message(s) of the Slack thread this request was made in, oldest first:\n${req.context.text}`;
+}

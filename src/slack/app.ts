@@ -16,8 +16,18 @@ import { toChatError } from './chat.ts';
 
 const EVENTS_PATH = '/slack/events';
 
+/** Who the bot is in this workspace, as auth.test answered at start-up. */
+export interface BotIdentity {
+  /** The bot user's id (`user_id`): mentions of the bot read `<@userId>`. */
+  userId: string;
+  /** The bot user's name (`user`): what `/invite @name` takes. */
+  name: string;
+}
+
 export interface SlackApp {
   app: App;
+  /** Known once `start()` has verified the token; undefined before. */
+  identity(): BotIdentity | undefined;
   /**
    * Runs `hook` on every incoming request body before Bolt handles it, and so before Slack
    * is acknowledged (events are acked as soon as Bolt sees them): what it records survives a
@@ -88,13 +98,18 @@ export function createSlackApp(opts: {
     deferInitialization: true,
   });
   let started = false;
+  let identity: BotIdentity | undefined;
   return {
     app,
+    identity: () => identity,
     beforeAck: (hook) => {
       hooks.push(hook);
     },
     async start() {
       try {
+        // Bolt's own check (in init) keeps the bot user's id but not its name: ask once more.
+        const auth = await app.client.auth.test();
+        if (auth.user_id && auth.user) identity = { userId: auth.user_id, name: auth.user };
         await app.init();
       } catch (err) {
         throw new Error(

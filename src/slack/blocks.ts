@@ -33,7 +33,13 @@ export type RootView = Pick<
   JobThread,
   'userId' | 'prompt' | 'status' | 'jobId' | 'model' | 'repository' | 'ref' | 'prLink' | 'error'
 > &
-  ButtonsView;
+  ButtonsView &
+  Partial<Pick<JobThread, 'contextMessages'>>;
+
+/** What the root says when earlier thread messages went to the agent with the prompt. */
+export function contextNote(n: number): string {
+  return `with ${n} earlier message${n === 1 ? '' : 's'} from this thread as context`;
+}
 
 export function rootMessage(t: RootView): Message {
   const s = STATUS[t.status];
@@ -47,6 +53,7 @@ export function rootMessage(t: RootView): Message {
     },
   ];
   const facts = [`${s.emoji} *${s.label}*`];
+  if (t.contextMessages) facts.push(`:speech_balloon: ${contextNote(t.contextMessages)}`);
   if (t.repository) facts.push(`:file_folder: ${repoLabel(t.repository, t.ref)}`);
   if (t.model) facts.push(`:robot_face: ${escapeMrkdwn(t.model)}`);
   if (t.jobId) facts.push(`Job \`${escapeMrkdwn(t.jobId)}\``);
@@ -113,6 +120,7 @@ export const AGENT_USAGE = [
   '`/agent status` shows your jobs in progress and how much of the hourly agent budget is left.',
   '`/agent project` shows which docs project this channel uses (admins can change it with `/agent project <projectId>`).',
   "`/agent doctor` checks the bot's setup (Slack tokens and scopes, the Mintlify key and project, the database), only to you.",
+  'You can also mention me in a channel with your request, or send it to me in a direct message.',
 ].join('\n');
 
 /** Event type of the metadata on announcements; the thread check looks for it. */

@@ -125,8 +125,9 @@ export function createSlackJobChat(
   }
 
   return {
-    async postRoot({ channelId, userId, prompt, marker }) {
+    async postRoot({ channelId, userId, prompt, marker, threadTs, contextMessages }) {
       const msg = rootMessage({
+        contextMessages: contextMessages ?? null,
         userId,
         prompt,
         status: 'starting',
@@ -140,6 +141,7 @@ export function createSlackJobChat(
       const res = await call('chat.postMessage', () =>
         client.chat.postMessage({
           channel: channelId,
+          ...(threadTs ? { thread_ts: threadTs } : {}),
           ...parts(msg),
           unfurl_links: false,
           metadata: { event_type: ROOT_EVENT, event_payload: { marker } },
@@ -149,23 +151,24 @@ export function createSlackJobChat(
       return { ts: res.ts };
     },
 
-    async findRoot(channelId: string, marker: string, sinceMs: number) {
-      const root = await anyMessage(
-        (cursor) =>
-          call('conversations.history', () =>
-            client.conversations.history({
-              channel: channelId,
-              oldest: String(sinceMs / 1000),
-              include_all_metadata: true,
-              limit: 200,
-              ...(cursor ? { cursor } : {}),
-            }),
-          ),
-        (m) => {
-          const meta = RootMetadata.safeParse(m.metadata);
-          return meta.success && meta.data.event_payload.marker === marker;
-        },
-      );
+    async findRoot(channelId: string, marker: string, sinceMs: number, threadTs?: string) {
+      const oldest = String(sinceMs / 1000);
+      const page = (cursor: string | undefined) => {
+        const paging = { include_all_metadata: true, limit: 200, ...(cursor ? { cursor } : {}) };
+        // A root posted inside a thread (a mention) is not in the channel's history: only
+        // conversations.replies lists it.
+        return threadTs
+          ? call('conversations.replies', () =>
+              client.conversations.replies({ channel: channelId, ts: threadTs, ...paging }),
+            )
+          : call('conversations.history', () =>
+              client.conversations.history({ channel: channelId, oldest, ...paging }),
+            );
+      };
+      const root = await anyMessage(page, (m) => {
+        const meta = RootMetadata.safeParse(m.metadata);
+        return meta.success && meta.data.event_payload.marker === marker;
+      });
       return root?.ts ?? null;
     },
 
@@ -173,7 +176,7 @@ export function createSlackJobChat(
       await call('chat.update', () =>
         client.chat.update({
           channel: thread.channelId,
-          ts: thread.threadTs,
+          ts: thread.rootTs,
           ...parts(rootMessage(thread)),
         }),
       );
@@ -183,6 +186,8 @@ export function createSlackJobChat(
       const want = statusReaction(thread);
       const had = thread.rootReaction ?? null;
       if (want === had) return had;
+      // On the thread's parent, the message the channel shows: the root for /agent and DMs,
+      // the person's own message for a job started by a mention.
       const at = { channel: thread.channelId, timestamp: thread.threadTs };
       // Added first: if the removal fails, the root shows both for a moment, never neither.
       await tolerate('already_reacted', () =>

@@ -204,6 +204,19 @@ function migrations(kind: Engine['kind']): Record<string, Migration> {
           .execute();
       },
     },
+    '0010_roots_in_threads': {
+      async up(db: Kysely<unknown>) {
+        // A job started by a mention posts its root as a reply in the mention's thread: the
+        // thread (thread_ts) and the root message (root_ts) differ then. Null: the root is
+        // the thread's parent, as for /agent.
+        await db.schema.alterTable('job_threads').addColumn('root_ts', 'text').execute();
+        // How many earlier thread messages went to the agent with the prompt (the root says so).
+        await db.schema
+          .alterTable('job_threads')
+          .addColumn('context_messages', 'integer')
+          .execute();
+      },
+    },
   };
 }
 

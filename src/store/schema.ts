@@ -47,6 +47,8 @@ export interface Database {
     start_retry: StartRetry | null;
     unwatched_by: string | null;
     root_reaction: string | null;
+    root_ts: string | null;
+    context_messages: number | null;
   };
   outbox: {
     id: Generated<number>;
@@ -116,6 +118,7 @@ export function toThread(r: ThreadRow): JobThread {
     teamId: r.team_id,
     channelId: r.channel_id,
     threadTs: r.thread_ts,
+    rootTs: r.root_ts ?? r.thread_ts,
     userId: r.user_id,
     prompt: r.prompt,
     jobId: r.job_id,
@@ -139,6 +142,7 @@ export function toThread(r: ThreadRow): JobThread {
     startRetry: r.start_retry ?? null,
     unwatchedBy: r.unwatched_by ?? null,
     rootReaction: r.root_reaction ?? null,
+    contextMessages: numOrNull(r.context_messages),
   };
 }
 

@@ -16,6 +16,7 @@ export function threadQueries(
   | 'staleStarting'
   | 'startRound'
   | 'setThreadTs'
+  | 'setRootTs'
   | 'forgetStart'
 > {
   const { db } = e;
@@ -30,6 +31,8 @@ export function threadQueries(
           user_id: t.userId,
           prompt: t.prompt,
           project_id: t.projectId ?? null,
+          root_ts: t.rootTs ?? null,
+          context_messages: t.contextMessages ?? null,
           job_id: null,
           status: 'starting',
           model: null,
@@ -123,6 +126,17 @@ export function threadQueries(
         .set({ thread_ts: threadTs, updated_at: now })
         .where('id', '=', threadId)
         .where('status', '=', 'starting')
+        .executeTakeFirst();
+      return updatedOne(r);
+    },
+
+    async setRootTs(threadId: number, rootTs: string, now: number) {
+      const r = await db
+        .updateTable('job_threads')
+        .set({ root_ts: rootTs, updated_at: now })
+        .where('id', '=', threadId)
+        .where('status', '=', 'starting')
+        .where('root_ts', 'is not', null)
         .executeTakeFirst();
       return updatedOne(r);
     },

@@ -20,8 +20,14 @@ export interface JobThread {
   id: number;
   teamId: string;
   channelId: string;
-  /** ts of the root message: the thread's key in Slack. */
+  /** ts of the thread's parent message: the thread's key in Slack. */
   threadTs: string;
+  /**
+   * ts of the bot's root message (the one that shows the job and is edited in place): the
+   * thread's parent itself for `/agent` and DMs, a reply inside the thread for a mention.
+   * Starts as a placeholder (`pending:<marker>`) until the post is confirmed.
+   */
+  rootTs: string;
   userId: string;
   prompt: string;
   jobId: string | null;
@@ -59,6 +65,8 @@ export interface JobThread {
   unwatchedBy?: string | null;
   /** The status reaction the root message carries now (no colons); null before the first. */
   rootReaction?: string | null;
+  /** Earlier thread messages sent with the prompt as context (a mention in a human thread). */
+  contextMessages: number | null;
 }
 
 /**
@@ -177,6 +185,9 @@ export interface NewThread {
   threadTs: string;
   userId: string;
   prompt: string;
+  /** The root's placeholder when it is posted inside an existing thread (a mention). */
+  rootTs?: string;
+  contextMessages?: number;
   projectId?: string | null;
 }
 
@@ -274,6 +285,8 @@ export interface Store extends BudgetStore {
    * when the thread is no longer starting (a recovery pass settled it meanwhile).
    */
   setThreadTs(threadId: number, threadTs: string, now: number): Promise<boolean>;
+  /** The same for a root posted inside an existing thread (the thread's key stays). */
+  setRootTs(threadId: number, rootTs: string, now: number): Promise<boolean>;
   /** A start whose root was never posted: nothing to show, nothing to keep. */
   forgetStart(threadId: number): Promise<void>;
 

@@ -97,6 +97,21 @@ describe('FakeSlack with @slack/web-api', () => {
     );
   });
 
+  it('lists a thread within latest / oldest, their own ts only when inclusive', async () => {
+    const root = slack.addUserMessage({ channel: 'C1', user: 'U1', text: 'root' });
+    const a = slack.addUserMessage({ channel: 'C1', user: 'U2', text: 'a', thread_ts: root.ts });
+    const b = slack.addUserMessage({ channel: 'C1', user: 'U3', text: 'b', thread_ts: root.ts });
+    slack.addUserMessage({ channel: 'C1', user: 'U2', text: 'c', thread_ts: root.ts });
+    const texts = async (args: { latest?: string; oldest?: string; inclusive?: boolean }) =>
+      (await client.conversations.replies({ channel: 'C1', ts: root.ts, ...args })).messages?.map(
+        (m) => m.text,
+      );
+    expect(await texts({ latest: b.ts })).toEqual(['root', 'a']);
+    expect(await texts({ latest: b.ts, inclusive: true })).toEqual(['root', 'a', 'b']);
+    expect(await texts({ oldest: a.ts })).toEqual(['b', 'c']);
+    expect(await texts({})).toEqual(['root', 'a', 'b', 'c']);
+  });
+
   it('posts with blocks + metadata, updates, reads the thread back and reacts', async () => {
     const root = slack.addUserMessage({ channel: 'C1', user: 'U1', text: '<@UBOT> fix the docs' });
     const blocks = [{ type: 'section', text: { type: 'mrkdwn', text: '*Working on it*' } }];

@@ -707,7 +707,15 @@ export class FakeSlack {
     if (err || !channel) return err ?? fail('channel_not_found');
     // `ts` may name the root or any reply; either way the whole thread comes back.
     const thread = this.thread(channel, str(a.ts) ?? '');
-    return thread.length === 0 ? fail('thread_not_found') : this.page(thread, a, 1000);
+    if (thread.length === 0) return fail('thread_not_found');
+    // Slack: `latest` / `oldest` bound the time range, their own ts only with `inclusive`.
+    const latest = str(a.latest);
+    const oldest = str(a.oldest);
+    const inclusive = truthy(a.inclusive);
+    const inRange = (m: StoredMessage) =>
+      (latest === undefined || Number(m.ts) < Number(latest) || (inclusive && m.ts === latest)) &&
+      (oldest === undefined || Number(m.ts) > Number(oldest) || (inclusive && m.ts === oldest));
+    return this.page(thread.filter(inRange), a, 1000);
   }
 
   /** Top-level messages, newest first, as Slack lists them (thread replies are not included). */

@@ -133,6 +133,7 @@ describe('/visitors', () => {
       (r) => r.id === ack.responseUrl.split('/').pop(),
       10_000,
     );
-    expect(JSON.stringify(reply.body)).toContain('/invite');
+    // By the name auth.test gives the bot, not a hard-coded one.
+    expect(JSON.stringify(reply.body)).toContain('/invite @docsbot');
   });
 });

@@ -150,6 +150,24 @@ describe.each(engines)('store (%s)', (_name, setup) => {
     expect((await store.channelProject('T2', 'C1'))?.projectId).toBe('proj_c');
   });
 
+  it('keeps a root posted inside a thread apart from the thread key (mentions)', async () => {
+    const plain = await store.createThread(thread, 0);
+    expect(plain).toMatchObject({ threadTs: '100.1', rootTs: '100.1', contextMessages: null });
+    expect(await store.setRootTs(plain.id, '100.9', 1)).toBe(false); // its root is its parent
+    const t = await store.createThread(
+      { ...thread, threadTs: '200.1', rootTs: 'pending:m', contextMessages: 3 },
+      0,
+    );
+    expect(t).toMatchObject({ threadTs: '200.1', rootTs: 'pending:m', contextMessages: 3 });
+    expect(await store.setRootTs(t.id, '200.5', 1)).toBe(true);
+    expect(await store.findThread('T1', 'C1', '200.1')).toMatchObject({
+      id: t.id,
+      rootTs: '200.5',
+    });
+    await store.startFailed(t.id, 'no', 2);
+    expect(await store.setRootTs(t.id, '200.6', 3)).toBe(false); // no longer starting
+  });
+
   it('refuses a second thread with the same (team, channel, ts)', async () => {
     await store.createThread(thread, 1);
     await expect(store.createThread(thread, 2)).rejects.toThrow();

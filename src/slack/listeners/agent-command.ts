@@ -1,5 +1,6 @@
 import type { App, SlackCommandMiddlewareArgs } from '@slack/bolt';
 import type { Inflight } from '../../inflight.ts';
+import { conversationKind, kindFromChannelName } from '../../invite-hint.ts';
 import type { JobService } from '../../jobs/service.ts';
 import type { JobStatus } from '../../jobs/status.ts';
 import type { Logger } from '../../log.ts';
@@ -10,9 +11,9 @@ import { AGENT_USAGE } from '../blocks.ts';
 import { readCommand } from './command-payload.ts';
 
 /** Asking for help, not starting a job that asks the agent for it. */
-const HELP = /^(help|\?|--help|-h)$/i;
+export const HELP = /^(help|\?|--help|-h)$/i;
 /** `/agent status`: the person's jobs in progress and the agent budget. */
-const STATUS = /^status$/i;
+export const STATUS = /^status$/i;
 /** `/agent project [<projectId> | default]`: show or change the channel's docs project. */
 const PROJECT = /^project(?:\s+(\S.*))?$/is;
 /** `/agent doctor`: the setup checks, only to the person asking. */
@@ -44,7 +45,7 @@ export function registerAgentCommand(
   async function onAgent({ command, ack, respond }: SlackCommandMiddlewareArgs): Promise<void> {
     const payload = await readCommand(command, ack, log);
     if (!payload) return;
-    const { text, team_id, channel_id, user_id } = payload;
+    const { text, team_id, channel_id, user_id, channel_name } = payload;
     const prompt = decodeSlackText(text).trim();
     /** An answer only the person who ran the command sees. */
     const tell = async (answer: string) => {
@@ -91,7 +92,17 @@ export function registerAgentCommand(
     }
     await ack();
     deps.work.offer('job.start', () =>
-      deps.jobs.startJob({ teamId: team_id, channelId: channel_id, userId: user_id, prompt }, tell),
+      deps.jobs.startJob(
+        {
+          teamId: team_id,
+          channelId: channel_id,
+          userId: user_id,
+          prompt,
+          // A DM or group DM: no "invite me" hint there.
+          conversation: conversationKind(channel_id, kindFromChannelName(channel_name)),
+        },
+        tell,
+      ),
     );
   }
   app.command('/agent', (args) => deps.inflight.track(onAgent(args)));

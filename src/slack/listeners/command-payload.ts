@@ -8,6 +8,8 @@ export const SlashCommand = z.object({
   team_id: z.string().min(1),
   channel_id: z.string().min(1),
   user_id: z.string().min(1),
+  /** `directmessage` in a DM, `mpdm-…` in a group DM. */
+  channel_name: z.string().optional(),
 });
 export type SlashCommand = z.infer<typeof SlashCommand>;
 

@@ -1,5 +1,6 @@
 import type { App } from '@slack/bolt';
 import type { Inflight } from '../../inflight.ts';
+import type { JobChat } from '../../jobs/ports.ts';
 import type { JobService } from '../../jobs/service.ts';
 import type { JobStatus } from '../../jobs/status.ts';
 import type { Logger } from '../../log.ts';
@@ -12,6 +13,8 @@ import type { HomePublisher } from '../home.ts';
 import { registerHome } from '../home.ts';
 import { type ButtonDeps, registerActions } from './actions.ts';
 import { registerAgentCommand } from './agent-command.ts';
+import { registerDirectMessages } from './direct-messages.ts';
+import { registerMentions } from './mentions.ts';
 import { registerThreadReplies } from './thread-replies.ts';
 import { registerVisitorsCommand } from './visitors-command.ts';
 
@@ -26,10 +29,14 @@ export interface ListenerDeps {
   /** The App Home (published on `app_home_opened`). */
   home?: HomePublisher;
   store: Store;
+  /** Answers only the requester sees (mentions). */
+  chat: JobChat;
   reports: ReportService;
   poster: ReportPoster;
   timeZone: string;
   log: Logger;
+  /** The bot's user name (auth.test `user`), once start-up has verified the token. */
+  botName?: () => string | undefined;
   /** Each listener run counts as in-flight work, which a shutdown waits for. */
   inflight: Inflight;
   /** Where the work that follows an ack runs, out of the request's turn. */
@@ -42,6 +49,8 @@ export interface ListenerDeps {
 export function registerListeners(app: App, deps: ListenerDeps): void {
   registerAgentCommand(app, deps);
   registerThreadReplies(app, deps);
+  registerMentions(app, deps);
+  registerDirectMessages(app, deps);
   registerVisitorsCommand(app, deps);
   registerActions(app, deps);
   if (deps.home) registerHome(app, { home: deps.home, work: deps.work, log: deps.log });

@@ -4,8 +4,8 @@ import type { Access } from '../../access.ts';
 import type { ThreadReply as Reply } from '../../jobs/follow-ups.ts';
 import type { JobService } from '../../jobs/service.ts';
 import type { Logger } from '../../log.ts';
-import { decodeSlackText } from '../../mrkdwn.ts';
 import type { WorkQueue } from '../../work-queue.ts';
+import { messageKey, promptOf } from './message-start.ts';
 
 /**
  * A human reply inside a thread: a plain message, one with files, or one also sent to the
@@ -36,6 +36,7 @@ const EventCallback = z.object({
 function readReply(
   body: unknown,
   fallbackTeamId?: string,
+  botUserId?: string,
 ): { reply: Reply; eventKeys: string[] } | undefined {
   const envelope = EventCallback.safeParse(body);
   if (!envelope.success) return undefined;
@@ -52,9 +53,12 @@ function readReply(
       threadTs: m.thread_ts,
       ts: m.ts,
       userId: m.user,
-      text: decodeSlackText(m.text),
+      // A reply that mentions the bot reaches the agent without that mention.
+      text: promptOf(m.text, botUserId),
     },
-    eventKeys: eventId ? [`event:${eventId}`] : [],
+    // The message's own key too: a mention is also delivered as `app_mention`, and whichever
+    // path claims it first handles it (src/slack/listeners/mentions.ts).
+    eventKeys: [...(eventId ? [`event:${eventId}`] : []), messageKey(m.channel, m.ts)],
   };
 }
 
@@ -64,9 +68,13 @@ function readReply(
  * write fails, the event is not acked and Slack delivers it again. Applies the same
  * allowlists as the access middleware (src/access.ts).
  */
-export function recordThreadReplies(deps: { jobs: JobService; access?: Access }) {
+export function recordThreadReplies(deps: {
+  jobs: JobService;
+  access?: Access;
+  botUserId: () => string | undefined;
+}) {
   return async (body: unknown): Promise<void> => {
-    const r = readReply(body);
+    const r = readReply(body, undefined, deps.botUserId());
     // Someone the allowlists leave out: never recorded, so never sent (the access
     // middleware tells them why).
     if (r && deps.access?.isAllowed(r.reply.userId, r.reply.channelId) === false) return;
@@ -85,7 +93,7 @@ export function registerThreadReplies(
 ): void {
   const log = deps.log.child({ component: 'thread-replies' });
   app.event('message', async ({ body, context }) => {
-    const r = readReply(body, context.teamId);
+    const r = readReply(body, context.teamId, context.botUserId);
     if (!r) return;
     const { channelId, ts } = r.reply;
     const queued = deps.work.offer('reply.deliver', async () => {

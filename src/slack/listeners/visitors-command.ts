@@ -1,6 +1,7 @@
 import type { App, SlackCommandMiddlewareArgs } from '@slack/bolt';
 import { ChatError, NOT_IN_CHANNEL_CODES } from '../../chat-errors.ts';
 import type { Inflight } from '../../inflight.ts';
+import { conversationKind, kindFromChannelName, notInChannelText } from '../../invite-hint.ts';
 import type { Logger } from '../../log.ts';
 import type { Projects } from '../../projects.ts';
 import { describeReportFailure } from '../../reports/failures.ts';
@@ -25,13 +26,15 @@ export function registerVisitorsCommand(
     log: Logger;
     timeZone: string;
     inflight: Inflight;
+    /** The bot's user name (auth.test), for the "invite me" hint. */
+    botName?: () => string | undefined;
   },
 ): void {
   const log = deps.log.child({ component: 'visitors-command' });
   async function onVisitors({ command, ack, respond }: SlackCommandMiddlewareArgs): Promise<void> {
     const payload = await readCommand(command, ack, log);
     if (!payload) return;
-    const { text, team_id, channel_id, user_id } = payload;
+    const { text, team_id, channel_id, user_id, channel_name } = payload;
     const args = parseVisitorsArgs(text, new Date(), deps.timeZone);
     if (!args.ok) {
       log.info({ channelId: channel_id, userId: user_id }, 'visitors.bad_arguments');
@@ -62,7 +65,11 @@ export function registerVisitorsCommand(
         log.warn({ err, channelId: channel_id }, 'visitors.post_failed');
         await tell(
           NOT_IN_CHANNEL_CODES.has(err.code)
-            ? "I'm not a member of this channel, so I can't post the report here. Invite me with `/invite @Docs Agent`, then try again."
+            ? notInChannelText(
+                'post the report',
+                conversationKind(channel_id, kindFromChannelName(channel_name)),
+                deps.botName?.(),
+              )
             : `I couldn't post the report here (${err.code}). Please try again.`,
         );
       } else {
