@@ -27,10 +27,15 @@ const INPUT_MAX = 3_000;
 export type ButtonsView = Pick<JobThread, 'status' | 'jobId' | 'prLink'> &
   Partial<Pick<JobThread, 'id' | 'startRetry' | 'unwatchedBy' | 'nextPollAt'>>;
 
+/** Whether a PR link can be a link button (Slack takes http(s) URLs of up to 3,000 characters). */
+export function prButtonFits(prLink: string): boolean {
+  return /^https?:\/\//.test(prLink) && prLink.length <= URL_MAX;
+}
+
 /** The root's buttons for the thread as it is now; undefined when none apply. */
 export function rootActions(t: ButtonsView): ActionsBlock | undefined {
   const elements: Button[] = [];
-  if (t.prLink && /^https?:\/\//.test(t.prLink) && t.prLink.length <= URL_MAX)
+  if (t.prLink && prButtonFits(t.prLink))
     elements.push({
       type: 'button',
       action_id: ACTIONS.viewPr,

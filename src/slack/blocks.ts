@@ -1,7 +1,7 @@
 import type { KnownBlock } from '@slack/types';
 import { escapeAndTruncate, escapeMrkdwn, link, quote } from '../mrkdwn.ts';
 import type { Announcement, JobThread, ThreadStatus } from '../store/types.ts';
-import { type ButtonsView, rootActions, unwatchedLine } from './action-blocks.ts';
+import { type ButtonsView, prButtonFits, rootActions, unwatchedLine } from './action-blocks.ts';
 
 /**
  * Pure Block Kit builders for the job thread. Every message has a plain-text `text`
@@ -58,7 +58,8 @@ export function rootMessage(t: RootView): Message {
   if (t.model) facts.push(`:robot_face: ${escapeMrkdwn(t.model)}`);
   if (t.jobId) facts.push(`Job \`${escapeMrkdwn(t.jobId)}\``);
   blocks.push({ type: 'context', elements: facts.map((text) => ({ type: 'mrkdwn', text })) });
-  if (t.prLink) {
+  // The "View pull request" button shows a link that fits one; any other is linked here.
+  if (t.prLink && !prButtonFits(t.prLink)) {
     blocks.push({
       type: 'section',
       text: { type: 'mrkdwn', text: `:link: ${link(t.prLink, 'View the pull request')}` },

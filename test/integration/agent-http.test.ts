@@ -85,7 +85,9 @@ describe('/agent over signed HTTP', () => {
     ]);
     expect(replies[0]?.metadata).toMatchObject({ event_type: 'docs_agent_announcement' });
     const rootNow = h.slack.history(CHANNEL).find((m) => m.ts === root.ts)!;
-    expect(JSON.stringify(rootNow.blocks)).toContain('View the pull request');
+    expect(JSON.stringify(rootNow.blocks)).toContain(
+      '"url":"https://github.com/acme/docs/pull/42"',
+    );
     expect(rootNow.text).toMatch(/^Completed/);
   });
 

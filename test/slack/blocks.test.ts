@@ -94,11 +94,13 @@ describe('root message', () => {
   });
 
   it('links the pull request once there is one, and shows why a start failed', () => {
-    expect(
-      allText(
-        rootMessage(view({ status: 'completed', prLink: 'https://github.com/acme/docs/pull/7' })),
-      ),
-    ).toContain('<https://github.com/acme/docs/pull/7|View the pull request>');
+    const pr = 'https://github.com/acme/docs/pull/7';
+    const done = rootMessage(view({ status: 'completed', prLink: pr }));
+    // A button when the URL fits one, and not the same link twice.
+    expect(JSON.stringify(done.blocks)).toContain(`"url":"${pr}"`);
+    expect(allText(done)).not.toContain('View the pull request');
+    const odd = rootMessage(view({ status: 'completed', prLink: 'git@github.com:acme/docs/7' }));
+    expect(allText(odd)).toContain('View the pull request');
     const failed = allText(
       rootMessage(view({ status: 'start_failed', jobId: null, error: 'Budget <used> up' })),
     );
