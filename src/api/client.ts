@@ -5,104 +5,31 @@ import type { Logger } from '../log.ts';
 import { errorFor, networkError, parseAnswer } from './answers.ts';
 import type { Budget, BudgetSlot } from './budget.ts';
 import {
-  ApiError,
-  type ApiErrorKind,
-  type Applied,
-  isRetryable,
-  RateLimited,
-  Stopped,
-  Unavailable,
-} from './errors.ts';
+  type ApiClientOptions,
+  type ApiMetrics,
+  appliedBy,
+  type Call,
+  DEFAULT_RETRY,
+  DEFAULT_TIMEOUT_MS,
+  neverSent,
+  type ReadOptions,
+  type RetryOptions,
+  type VisitorsQuery,
+  type WriteOptions,
+} from './call.ts';
+import { ApiError, isRetryable, RateLimited, Stopped } from './errors.ts';
 import { Job, type VisitorsPage, VisitorsPage as VisitorsPageSchema } from './schemas.ts';
 import { timeoutSignal } from './timeout.ts';
 
 export { parseRetryAfter } from './answers.ts';
-
-export interface RetryOptions {
-  /** Attempts after the first. */
-  retries: number;
-  minDelayMs: number;
-  maxDelayMs: number;
-  /** A Retry-After longer than this is not waited out: the caller is told instead. */
-  maxRetryAfterMs: number;
-}
-
-/** What the client counts about itself; the Prometheus side is in src/metrics.ts. */
-export interface ApiMetrics {
-  /** One failed attempt, retried or not; `unexpected` is an error that is not an ApiError (a bug). */
-  apiError(operation: string, kind: ApiErrorKind | 'unexpected'): void;
-}
-
-export interface ApiClientOptions {
-  baseUrl: string;
-  /** The organisation's admin key: used for every project without a key of its own. */
-  apiKey: string;
-  /** The project a call is for when it names none. */
-  projectId: string;
-  /** Keys of single projects (MINTLIFY_PROJECT_KEYS), by project id. */
-  projectKeys?: Readonly<Record<string, string>>;
-  log: Logger;
-  timeoutMs?: number;
-  retry?: Partial<RetryOptions>;
-  /** The agent budget is per project: one budget, or one for each project id. */
-  budgets?: { agent?: Budget | ((projectId: string) => Budget); analytics?: Budget };
-  metrics?: ApiMetrics;
-}
-
-export interface VisitorsQuery {
-  /** The configured project when unset. */
-  project?: string | undefined;
-  dateFrom: string;
-  dateTo: string;
-  limit: number;
-  offset: number;
-}
-
-const DEFAULT_RETRY: RetryOptions = {
-  retries: 3,
-  minDelayMs: 300,
-  maxDelayMs: 5_000,
-  maxRetryAfterMs: 15_000,
-};
-const DEFAULT_TIMEOUT_MS = 15_000;
-
-type Method = 'GET' | 'POST';
-
-interface Call<S extends z.ZodType> {
-  operation: string;
-  method: Method;
-  path: string;
-  /** The project the call is for: it picks the key. */
-  project: string;
-  query?: Record<string, string | number>;
-  body?: unknown;
-  schema: S;
-  /** Noun for a 404 message. */
-  what: string;
-  budget: Budget | undefined;
-  signal?: AbortSignal | undefined;
-  /** This call's own attempts after the first, and timeout per attempt (at most the client's). */
-  retries?: number | undefined;
-  timeoutMs?: number | undefined;
-}
-
-/** A read's own limits: a caller that retries on its own schedule asks for one short attempt. */
-export interface ReadOptions {
-  signal?: AbortSignal;
-  /** The configured project when unset. */
-  project?: string | undefined;
-  /** Attempts after the first (default: the client's retry table). */
-  retries?: number;
-  /** Per attempt; never longer than the client's own timeout. */
-  timeoutMs?: number;
-}
-
-/** A write's own limits. */
-export interface WriteOptions {
-  signal?: AbortSignal;
-  /** The configured project when unset. */
-  project?: string | undefined;
-}
+export type {
+  ApiClientOptions,
+  ApiMetrics,
+  ReadOptions,
+  RetryOptions,
+  VisitorsQuery,
+  WriteOptions,
+} from './call.ts';
 
 /** The service's client: every response validated, typed errors, one retry policy. */
 export class ApiClient {
@@ -384,20 +311,4 @@ export class ApiClient {
     if (call.signal?.aborted) return call.signal.reason;
     return networkError(call.operation, err, timeoutMs);
   }
-}
-
-/**
- * Whether a call cut short by a stop may have acted: only if its last attempt may have (a
- * POST is not sent again after an attempt that may have acted, so earlier ones did not).
- */
-function appliedBy(lastAttempt: unknown): Applied {
-  if (lastAttempt === undefined) return 'no';
-  return lastAttempt instanceof ApiError ? lastAttempt.applied : 'unknown';
-}
-
-/** The request never reached the service: the connection was refused, or a stop came first. */
-function neverSent(err: unknown): boolean {
-  return (
-    (err instanceof Unavailable && err.refused) || (err instanceof Stopped && err.applied === 'no')
-  );
 }

@@ -1,25 +1,12 @@
 /**
  * Self-tests for the Slack fakes, driven by Slack's own clients (not our app): if @slack/web-api
  * and @slack/socket-mode are happy talking to the fakes, the app's integration tests are honest.
+ * This file: FakeSlack through WebClient; slack-wire.test.ts: the raw wire and signed requests;
+ * socket-mode.test.ts: FakeSocketMode.
  */
-import { readFile, rm } from 'node:fs/promises';
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { isValidSlackRequest } from '@slack/bolt';
-import { SocketModeClient } from '@slack/socket-mode';
 import { LogLevel, WebClient } from '@slack/web-api';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import {
-  formEncode,
-  messageEvent,
-  postSigned,
-  signSlackRequest,
-  slashCommand,
-} from '../helpers/slack-requests.ts';
 import { FakeSlack } from './slack.ts';
-import { FakeSocketMode } from './socket-mode.ts';
 
 const BOT_TOKEN = 'xoxb-1-test';
 const quiet = { logLevel: LogLevel.ERROR };
@@ -343,160 +330,5 @@ describe('FakeSlack with @slack/web-api', () => {
     await expect(slack.waitFor((c) => c.method === 'chat.postMessage', 50)).rejects.toThrow(
       /auth\.test/,
     );
-  });
-});
-
-describe('FakeSlack raw wire', () => {
-  it('takes JSON posts, wants a token, and dumps the viewer format', async () => {
-    const slack = await FakeSlack.start();
-    const post = (token: string | undefined, body: unknown) =>
-      fetch(`${slack.url}chat.postMessage`, {
-        method: 'POST',
-        headers: {
-          'content-type': 'application/json; charset=utf-8',
-          ...(token ? { authorization: `Bearer ${token}` } : {}),
-        },
-        body: JSON.stringify(body),
-      }).then((r) => r.json());
-    expect(await post(undefined, { channel: 'C1', text: 'x' })).toEqual({
-      ok: false,
-      error: 'not_authed',
-    });
-    const waiting = slack.waitForCalls('chat.postMessage', 2);
-    expect(await post(BOT_TOKEN, { channel: 'C1', text: 'x' })).toMatchObject({
-      ok: true,
-      channel: 'C1',
-    });
-    expect((await waiting).map((c) => c.seq)).toEqual([1, 2]);
-    slack.addUserMessage({ channel: 'C1', user: 'U1', text: 'hi' });
-    const file = join(tmpdir(), `fake-slack-${process.pid}.json`);
-    await slack.dump(file);
-    const dumped = JSON.parse(await readFile(file, 'utf8'));
-    expect(dumped.calls[1]).toMatchObject({
-      method: 'chat.postMessage',
-      args: { channel: 'C1' },
-      seq: 2,
-    });
-    expect(dumped.messages).toMatchObject([{ user: 'U1', text: 'hi' }]);
-    expect(dumped).toMatchObject({ responses: [], files: [] });
-    await rm(file);
-    await slack.close();
-  });
-});
-
-describe('signed requests (Bolt HTTP receiver side)', () => {
-  it("signs as Bolt's verifier expects and sends Slack's headers", async () => {
-    const body = formEncode(
-      slashCommand({ text: 'fix typo', response_url: 'http://127.0.0.1:1/r' }),
-    );
-    const valid = (h: Record<string, string | undefined>) =>
-      isValidSlackRequest({
-        signingSecret: 'shh',
-        body,
-        headers: {
-          'x-slack-signature': h['x-slack-signature'] ?? '',
-          'x-slack-request-timestamp': Number(h['x-slack-request-timestamp']),
-        },
-      });
-    expect(valid(signSlackRequest('shh', body))).toBe(true);
-    expect(valid(signSlackRequest('other', body))).toBe(false);
-
-    const seen: Record<string, string | undefined>[] = [];
-    const server = createServer((req, res) => {
-      seen.push(req.headers as Record<string, string | undefined>);
-      res.writeHead(200, { 'content-type': 'application/json' }).end('{"ok":true}');
-    });
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/slack/events`;
-    const res = await postSigned(url, 'shh', { body, retryNum: 1, retryReason: 'http_timeout' });
-    await postSigned(url, 'shh', { body, badSignature: true });
-    server.close();
-    expect(res).toEqual({ status: 200, text: '{"ok":true}', json: { ok: true } });
-    expect(seen[0]).toMatchObject({
-      'content-type': 'application/x-www-form-urlencoded',
-      'x-slack-retry-num': '1',
-      'x-slack-retry-reason': 'http_timeout',
-    });
-    expect(valid(seen[0] ?? {})).toBe(true);
-    expect(valid(seen[1] ?? {})).toBe(false);
-    const event = messageEvent({
-      channel: 'C1',
-      text: 'hi',
-      ts: '1.000100',
-      thread_ts: '1.000001',
-    });
-    expect(event).toMatchObject({
-      type: 'event_callback',
-      team_id: 'T0001',
-      authorizations: [{ user_id: 'UBOT', is_bot: true }],
-      event: {
-        type: 'message',
-        channel: 'C1',
-        ts: '1.000100',
-        event_ts: '1.000100',
-        parent_user_id: 'U0001',
-      },
-    });
-  });
-});
-
-describe('FakeSocketMode with @slack/socket-mode', () => {
-  let socket: FakeSocketMode;
-  let slack: FakeSlack;
-  let client: SocketModeClient | undefined;
-  beforeEach(async () => {
-    socket = await FakeSocketMode.start();
-    slack = await FakeSlack.start({ socketMode: socket });
-  });
-  afterEach(async () => {
-    await client?.disconnect();
-    await slack.close();
-    await socket.close();
-  });
-
-  it('connects through apps.connections.open, delivers an envelope, gets the ack, reconnects', async () => {
-    client = new SocketModeClient({
-      appToken: 'xapp-1-test',
-      clientOptions: { slackApiUrl: slack.url },
-      clientPingTimeout: 300, // also the reconnect delay: keep the test fast
-      ...quiet,
-    });
-    const seen: unknown[] = [];
-    client.on('slash_commands', async ({ ack, body }) => {
-      seen.push(body);
-      await ack({ text: 'On it' });
-    });
-    await client.start();
-    expect(slack.callsTo('apps.connections.open')).toHaveLength(1);
-
-    const payload = { command: '/agent', text: 'fix typo', channel_id: 'C1', user_id: 'U1' };
-    const ack = await socket.send('slash_commands', payload);
-    expect(ack).toEqual({ envelope_id: socket.sent[0]?.envelope_id, payload: { text: 'On it' } });
-    expect(seen).toEqual([payload]);
-    expect(socket.sent[0]).toMatchObject({
-      type: 'slash_commands',
-      accepts_response_payload: true,
-    });
-    expect(socket.acks[0]?.latencyMs).toBeLessThan(3000);
-
-    socket.disconnect('refresh_requested');
-    await socket.waitForConnection(3000);
-    expect(socket.connections).toBe(2);
-    expect(slack.callsTo('apps.connections.open')).toHaveLength(2); // fresh ticket, not a reused URL
-    const again = await socket.send('slash_commands', { ...payload, text: 'again' });
-    expect(again.envelope_id).toBe(socket.sent[1]?.envelope_id);
-  });
-
-  it('refuses a reused connection URL, as Slack tickets are single-use', async () => {
-    const url = socket.connectionUrl();
-    const first = new WebSocket(url);
-    await new Promise((resolve) => first.addEventListener('message', resolve, { once: true }));
-    const second = new WebSocket(url);
-    const outcome = await new Promise((resolve) => {
-      second.addEventListener('open', () => resolve('open'));
-      second.addEventListener('error', () => resolve('refused'));
-    });
-    expect(outcome).toBe('refused');
-    first.close();
   });
 });

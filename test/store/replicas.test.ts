@@ -1,0 +1,135 @@
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { Store } from '../../src/store/types.ts';
+import { engines, type Place, poll, snap, thread } from './engines.ts';
+
+describe.each(engines)('store: replica races (%s)', (_name, setup) => {
+  let place: Place;
+  let store: Store;
+  const others: Store[] = [];
+  /** Another replica on the same database, where the engine serves several. */
+  const another = async () => {
+    if (!place.replicas) return store;
+    const s = await place.open();
+    others.push(s);
+    return s;
+  };
+  beforeEach(async () => {
+    place = await setup();
+    store = await place.open();
+  });
+  afterEach(async () => {
+    await store.close();
+    for (const s of others.splice(0)) await s.close();
+    await place.cleanup();
+  });
+
+  it('lets one of two racing replicas claim a retry', async () => {
+    const t = await store.createThread(thread, 0);
+    await store.startFailed(t.id, 'rate limited', 1, 'safe');
+    const other = await another();
+    const wins = await Promise.all([store.claimRetry(t.id, 2), other.claimRetry(t.id, 2)]);
+    expect(wins.filter(Boolean)).toHaveLength(1);
+  });
+
+  it('never hands out more budget than the limit when replicas race for the last slots', async () => {
+    const b = await another();
+    const hour = 3_600_000;
+    const tries = Array.from({ length: 40 }, (_, i) =>
+      (i % 2 ? b : store).takeBudgetSlot('agent:p', 1_000 + i, hour, 25),
+    );
+    const results = await Promise.all(tries);
+    expect(results.filter((r) => r.ok)).toHaveLength(25);
+    expect(results.filter((r) => !r.ok)).toHaveLength(15);
+  });
+
+  it('leases each due job to one of two racing replicas', async () => {
+    const b = await another();
+    for (let i = 0; i < 30; i++) {
+      const t = await store.createThread({ ...thread, threadTs: `5.${i}` }, 0);
+      await store.attachJob(
+        t.id,
+        snap({ jobId: `j${i}` }),
+        { nextPollAt: i, pollIntervalMs: 1 },
+        0,
+      );
+    }
+    const claims = await Promise.all(
+      Array.from({ length: 12 }, (_, i) =>
+        (i % 2 ? b : store).claimDueJobs(100, 4, { owner: `r${i % 2}`, until: 1_000 }),
+      ),
+    );
+    const ids = claims.flat().map((t) => t.jobId);
+    expect(ids).toHaveLength(30);
+    expect(new Set(ids).size).toBe(30);
+  });
+
+  it('leases each root update to one of two racing replicas', async () => {
+    const b = await another();
+    const threads = [];
+    for (let i = 0; i < 20; i++) {
+      const t = await store.createThread({ ...thread, threadTs: `6.${i}` }, 0);
+      threads.push(
+        await store.attachJob(
+          t.id,
+          snap({ jobId: `j${i}` }),
+          { nextPollAt: null, pollIntervalMs: 1 },
+          0,
+        ),
+      );
+    }
+    // Both replicas queued every root; each tries every one when its turn comes.
+    const claims = await Promise.all(
+      threads.flatMap((t) =>
+        [store, b].map((s, r) => s.claimRootUpdate(t.id, 10, { owner: `r${r}`, until: 1_000 })),
+      ),
+    );
+    const won = claims.filter((c) => c !== undefined).map((c) => c.id);
+    expect(won.sort((x, y) => x - y)).toEqual(threads.map((t) => t.id));
+  });
+
+  it('records overlapping batches from two replicas without deadlocking', async () => {
+    const b = await another();
+    const ids: number[] = [];
+    for (let i = 0; i < 20; i++) {
+      const t = await store.createThread({ ...thread, threadTs: `6.${i}` }, 0);
+      await store.attachJob(
+        t.id,
+        snap({ jobId: `j${i}` }),
+        { nextPollAt: 1, pollIntervalMs: 1 },
+        0,
+      );
+      ids.push(t.id);
+    }
+    const batch = (order: number[], at: number) =>
+      order.map((threadId) =>
+        poll({ threadId, snapshot: snap({ jobId: `j${ids.indexOf(threadId)}` }), now: at }),
+      );
+    // Opposite orders: without a fixed lock order these would deadlock on PostgreSQL.
+    const results = await Promise.all(
+      Array.from({ length: 6 }, (_, i) =>
+        (i % 2 ? b : store).recordPolls(batch(i % 2 ? [...ids].reverse() : ids, 10 + i)),
+      ),
+    );
+    expect(results.flat().every(Boolean)).toBe(true);
+  });
+
+  it('lets one of two racing replicas claim a Slack event', async () => {
+    const b = await another();
+    const results = await Promise.all(
+      Array.from({ length: 10 }, (_, i) =>
+        (i % 2 ? b : store).claimEvent(['event:E1', 'msg:C:1'], i),
+      ),
+    );
+    expect(results.filter(Boolean)).toHaveLength(1);
+  });
+
+  it('lets one of two racing replicas claim a digest period', async () => {
+    const b = await another();
+    const results = await Promise.all(
+      Array.from({ length: 10 }, (_, i) =>
+        (i % 2 ? b : store).claimDigest('C1', 'W9', `r${i}`, 1_000, 600_000),
+      ),
+    );
+    expect(results.filter((r) => r.state === 'claimed')).toHaveLength(1);
+  });
+});
