@@ -59,7 +59,10 @@ export function createSlackReportPoster(
       const period = formatRange(report.range);
       const chart = renderVisitorsChart(
         report.points.map((p) => ({ label: p.label, human: p.human, ai: p.ai })),
-        { title: `${title}: unique visitors`, subtitle: `${period} · humans vs AI agents` },
+        {
+          title: `${title}: unique visitors`,
+          subtitle: `${period} (${report.range.timeZone}) · humans vs AI agents`,
+        },
       );
       const csv = pagesCsv(report.rows, report.previousRows, report.scan.previous.complete);
       try {

@@ -72,8 +72,19 @@ describe('/visitors', () => {
       expect(report?.text).toContain('*Top pages*\n1. ');
       expect(report?.text).toContain('*Biggest movers*');
       expect(h.logs).toContain('report.blocks_refused');
+      if (error === 'invalid_blocks') await h.slack.dump('slack-view-out/visitors-plain.json');
     },
   );
+
+  it('keeps the posted report when only its chart and CSV fail to upload', async () => {
+    h.slack.failNext('files.completeUploadExternal', { error: 'internal_error' });
+    const ack = await h.command('2026-11-01 2026-11-07', { command: '/visitors' });
+    await eventually(() => h.logs.includes('report.files_failed'), 'the files failure', 10_000);
+    await eventually(() => h.logs.includes('visitors.posted'), 'the report counted as posted');
+    expect(reportMessages()).toHaveLength(1);
+    expect(reportMessages()[0]?.blocks?.length).toBeGreaterThan(0);
+    expect(h.slack.responses.filter((r) => r.id === ack.responseUrl.split('/').pop())).toEqual([]);
+  });
 
   it('links every page path to DOCS_BASE_URL, escaped, within Slack limits for &-heavy paths', async () => {
     await h.close();
@@ -96,6 +107,7 @@ describe('/visitors', () => {
     expect(text).toMatch(/<https:\/\/docs\.acme\.com\/api\/\d\/%26%26%26/);
     const links = text.match(/<https:\/\/docs\.acme\.com\//g) ?? [];
     expect(links.length).toBeGreaterThanOrEqual(10); // every top page, and the movers
+    await h.slack.dump('slack-view-out/visitors-links.json');
   });
 
   it.each([
