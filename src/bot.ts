@@ -164,6 +164,7 @@ async function assemble(config: Config, opts: BotOptions, log: Logger, teardown:
   const poster = createSlackReportPoster(
     slack.app.client,
     log.child({ component: 'report-poster' }),
+    { docsBaseUrl: config.visitors.docsBaseUrl },
   );
   const timeZone = config.digest.timeZone;
   const work = createWorkQueue({ ...(opts.work ?? FOLLOW_ON_WORK), inflight, log });

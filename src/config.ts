@@ -35,6 +35,11 @@ const httpUrl = (fallback: string) =>
     z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' }).default(fallback),
   );
 
+const optionalHttpUrl = z.preprocess(
+  (v) => (typeof v === 'string' && v.trim() === '' ? undefined : v),
+  z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' }).optional(),
+);
+
 /** What a Mintlify project id looks like (letters, digits, `_` and `-`). */
 export const PROJECT_ID = /^[A-Za-z0-9][A-Za-z0-9_-]{0,99}$/;
 const SLACK_USER_ID = /^[UW][A-Z0-9]{2,}$/;
@@ -173,6 +178,7 @@ const EnvSchema = z.object({
       .max(100, { error: 'must be at most 100 (the hourly analytics budget)' })
       .default(DEFAULT_MAX_REQUESTS),
   ),
+  DOCS_BASE_URL: optionalHttpUrl,
   SHUTDOWN_TIMEOUT_MS: positiveInt(10_000),
   ALLOWED_CHANNELS: slackIdList('channel', /^[CGD][A-Z0-9]{2,}$/, 'C0123ABCD'),
   ALLOWED_USERS: slackIdList('user', /^[UW][A-Z0-9]{2,}$/, 'U0123ABCD'),
@@ -227,7 +233,7 @@ export interface Config {
   /** How long a replica's claim on shared work lasts before another may take it over. */
   leaseMs: number;
   digest: { channel: string | undefined; cron: string; timeZone: string };
-  visitors: { maxRequests: number };
+  visitors: { maxRequests: number; docsBaseUrl: string | undefined };
   /** How long a shutdown waits for commands and events already being handled. */
   shutdownTimeoutMs: number;
   /** Who may use the bot, and where (src/access.ts); undefined lists leave nobody out. */
@@ -286,7 +292,10 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       poll: { intervalMs: e.POLL_INTERVAL_MS, maxIntervalMs: e.POLL_MAX_INTERVAL_MS },
       leaseMs: e.LEASE_MS,
       digest: { channel: e.DIGEST_CHANNEL, cron: e.DIGEST_CRON, timeZone: e.DIGEST_TIMEZONE },
-      visitors: { maxRequests: e.VISITORS_MAX_REQUESTS },
+      visitors: {
+        maxRequests: e.VISITORS_MAX_REQUESTS,
+        docsBaseUrl: e.DOCS_BASE_URL?.replace(/\/+$/, ''),
+      },
       shutdownTimeoutMs: e.SHUTDOWN_TIMEOUT_MS,
       access: { users: e.ALLOWED_USERS, channels: e.ALLOWED_CHANNELS },
       logLevel: e.LOG_LEVEL,

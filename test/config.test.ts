@@ -24,6 +24,19 @@ describe('loadConfig', () => {
     expect(r.config.shutdownTimeoutMs).toBe(10_000);
   });
 
+  it('reads DOCS_BASE_URL as an http(s) URL without its trailing slash, blank meaning unset', () => {
+    const set = loadConfig({ ...valid, DOCS_BASE_URL: 'https://docs.acme.com/' });
+    expect(set.ok && set.config.visitors.docsBaseUrl).toBe('https://docs.acme.com');
+    const prefixed = loadConfig({ ...valid, DOCS_BASE_URL: 'http://acme.com/docs//' });
+    expect(prefixed.ok && prefixed.config.visitors.docsBaseUrl).toBe('http://acme.com/docs');
+    const blank = loadConfig({ ...valid, DOCS_BASE_URL: '  ' });
+    expect(blank.ok && blank.config.visitors.docsBaseUrl).toBeUndefined();
+    for (const value of ['docs.acme.com', 'javascript:alert(1)', 'ftp://docs.acme.com']) {
+      const r = loadConfig({ ...valid, DOCS_BASE_URL: value });
+      expect(r.ok ? [] : r.problems).toEqual(['DOCS_BASE_URL must be an http(s) URL']);
+    }
+  });
+
   it('reads SHUTDOWN_TIMEOUT_MS as whole milliseconds, blank meaning the default', () => {
     const set = loadConfig({ ...valid, SHUTDOWN_TIMEOUT_MS: '2500' });
     expect(set.ok && set.config.shutdownTimeoutMs).toBe(2500);

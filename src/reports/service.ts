@@ -12,17 +12,11 @@ import {
   totalsChange,
 } from './aggregate.ts';
 import { CORE_REQUESTS, DEFAULT_MAX_REQUESTS, PAGE_LIMIT } from './limits.ts';
-import {
-  apiParams,
-  type ChartBucket,
-  chartBuckets,
-  type DateRange,
-  previousRange,
-  todayIn,
-} from './range.ts';
+import { type ChartPointCounts, chartPoints } from './points.ts';
+import { apiParams, type DateRange, previousRange } from './range.ts';
+import { type PeriodScan, Stop, scanBothPeriods } from './scan.ts';
 
 const CACHE_MS = 10 * 60_000;
-const POINT_CONCURRENCY = 4;
 const TOP_PAGES = 10;
 
 export interface ScanState {
@@ -36,7 +30,7 @@ export interface Report {
   totals: Counts;
   previousTotals: Counts;
   changes: Record<keyof Counts, Change>;
-  points: (ChartBucket & Counts)[];
+  points: ChartPointCounts[];
   /** Every page row scanned in the range, deduplicated and sorted. */
   rows: PageRow[];
   previousRows: ReadonlyMap<string, PageRow>;
@@ -59,14 +53,6 @@ export interface ReportServiceDeps {
   /** Per-report request cap; must leave room for the core requests. */
   maxRequests?: number;
   now?: () => number;
-}
-
-class Stop extends Error {
-  readonly reason: 'cap' | 'budget';
-  constructor(reason: 'cap' | 'budget') {
-    super(reason);
-    this.reason = reason;
-  }
 }
 
 /**
@@ -107,35 +93,26 @@ export function createReportService(deps: ReportServiceDeps) {
     };
 
     const previous = previousRange(range);
+    // Each period's first page carries its totals: no separate `limit=1` call for them.
     const first = await fetchPage(range, 0, PAGE_LIMIT, false);
-    const previousTotals = (await fetchPage(previous, 0, 1, false)).totals;
-    const points = await chartPoints(range, project, (r) => fetchPage(r, 0, 1, false));
-
-    let stoppedBy: Report['scan']['stoppedBy'] = null;
-    const scan = async (
-      r: DateRange,
-      firstPage: VisitorsPage | undefined,
-    ): Promise<{ rows: PageRow[]; complete: boolean }> => {
-      const rows: PageRow[] = [];
-      let page = firstPage;
-      let offset = 0;
-      try {
-        if (!page) page = await fetchPage(r, 0, PAGE_LIMIT, true);
-        rows.push(...page.visitors);
-        while (page.hasMore) {
-          offset += PAGE_LIMIT;
-          page = await fetchPage(r, offset, PAGE_LIMIT, true);
-          rows.push(...page.visitors);
-        }
-        return { rows, complete: true };
-      } catch (err) {
-        if (!(err instanceof Stop)) throw err;
-        stoppedBy ??= err.reason;
-        return { rows, complete: false };
-      }
-    };
-    const current = await scan(range, first);
-    const before = await scan(previous, undefined);
+    const previousFirst = await fetchPage(previous, 0, PAGE_LIMIT, false);
+    const previousTotals = previousFirst.totals;
+    const points = await chartPoints({
+      range,
+      project,
+      store: deps.store,
+      now,
+      fetchTotals: (r) => fetchPage(r, 0, 1, false),
+    });
+    const scanned = await scanBothPeriods(
+      (r, offset) => fetchPage(r, offset, PAGE_LIMIT, true),
+      [
+        [range, first],
+        [previous, previousFirst],
+      ],
+    );
+    const [current, before] = scanned.scans as [PeriodScan, PeriodScan];
+    const stoppedBy = scanned.stoppedBy;
 
     const rows = dedupeAndSort(current.rows);
     const previousRows = new Map(dedupeAndSort(before.rows).map((r) => [r.path, r]));
@@ -175,42 +152,6 @@ export function createReportService(deps: ReportServiceDeps) {
       'report.built',
     );
     return report;
-  }
-
-  /**
-   * One `limit=1` call per day (or week) gives its deduplicated totals. A closed day's
-   * counts do not change, so they are kept for good; today's are always fetched.
-   */
-  async function chartPoints(
-    range: DateRange,
-    project: string | undefined,
-    fetchTotals: (r: DateRange) => Promise<VisitorsPage>,
-  ) {
-    const today = todayIn(new Date(now()), range.timeZone);
-    const buckets = chartBuckets(range);
-    const out: (ChartBucket & Counts)[] = new Array(buckets.length);
-    let next = 0;
-    const worker = async () => {
-      for (let i = next++; i < buckets.length; i = next++) {
-        const b = buckets[i]!;
-        const r: DateRange = { from: b.from, to: b.to, days: 0, timeZone: range.timeZone };
-        const p = apiParams(r);
-        // The configured project's points keep the keys they had before projects existed.
-        const key = `${project ? `${project}|` : ''}${p.dateFrom}|${p.dateTo}`;
-        const closed = b.to <= today;
-        let counts = closed ? await deps.store.getVisitorPoint(key) : undefined;
-        if (!counts) {
-          counts = (await fetchTotals(r)).totals;
-          if (closed) await deps.store.putVisitorPoint(key, counts, now());
-        }
-        out[i] = { ...b, human: counts.human, ai: counts.ai, total: counts.total };
-      }
-    };
-    // Let every worker finish before failing, so no request outlives the report.
-    const results = await Promise.allSettled(Array.from({ length: POINT_CONCURRENCY }, worker));
-    const failed = results.find((r) => r.status === 'rejected');
-    if (failed) throw failed.reason;
-    return out;
   }
 
   return { build };

@@ -1,54 +1,78 @@
 import type { KnownBlock } from '@slack/types';
-import { escapeMrkdwn, truncate } from '../mrkdwn.ts';
+import { truncate } from '../mrkdwn.ts';
 import type { Change } from '../reports/aggregate.ts';
+import { DEFAULT_MOVERS } from '../reports/aggregate.ts';
 import { formatRange } from '../reports/range.ts';
 import type { Report } from '../reports/service.ts';
 import type { Message } from './blocks.ts';
+import { pagePath } from './page-links.ts';
 
 /**
  * The traffic report as Block Kit: totals with change, top pages, movers, and footnotes
  * that say what the numbers are (deduplicated) and how much was scanned. Pure.
  */
 
-const PATH_MAX = 70;
+/** Slack's limit on a section's text. */
+export const SECTION_MAX = 3_000;
 const n = (v: number) => v.toLocaleString('en-US');
 
+export interface ReportView {
+  /** Where the docs are published (no trailing slash): paths link to their pages. */
+  docsBaseUrl?: string | undefined;
+}
+
 export function formatChange(c: Change): string {
-  if (c.pct === null) return c.current === 0 ? 'no change' : 'new';
+  if (c.pct === null) return c.current === 0 ? 'no change' : `:new: +${n(c.current)} (new)`;
   const sign = c.abs > 0 ? '+' : c.abs < 0 ? '−' : '±';
   const arrow = c.abs > 0 ? ':arrow_up_small:' : c.abs < 0 ? ':arrow_down_small:' : '';
   const pct = Math.abs(c.pct) >= 10 ? Math.round(Math.abs(c.pct)) : Math.abs(c.pct).toFixed(1);
   return `${arrow} ${sign}${n(Math.abs(c.abs))} (${sign}${pct}%)`.trim();
 }
 
-const path = (p: string) => `\`${escapeMrkdwn(truncate(p, PATH_MAX)).replace(/`/g, "'")}\``;
+/**
+ * A titled list as section blocks within Slack's 3,000 characters each: lines are packed
+ * in order, and a line that cannot fit even alone is cut.
+ */
+export function listSections(title: string, lines: readonly string[]): KnownBlock[] {
+  const texts: string[] = [];
+  let current = title;
+  for (const raw of lines) {
+    const line = truncate(raw, SECTION_MAX);
+    if (current.length + 1 + line.length <= SECTION_MAX) current += `\n${line}`;
+    else {
+      texts.push(current);
+      current = line;
+    }
+  }
+  texts.push(current);
+  return texts.map((text) => ({ type: 'section', text: { type: 'mrkdwn', text } }));
+}
 
-export function reportMessage(report: Report, title: string): Message {
+export function reportMessage(report: Report, title: string, view: ReportView = {}): Message {
   const { changes, range, previous } = report;
   const period = formatRange(range);
+  const path = (p: string) => pagePath(p, view.docsBaseUrl);
+  const field = (name: string, c: Change) => ({
+    type: 'mrkdwn' as const,
+    text: `*${name}*\n${n(c.current)}  ${formatChange(c)}`,
+  });
   const blocks: KnownBlock[] = [
     { type: 'header', text: { type: 'plain_text', text: truncate(`${title}: ${period}`, 150) } },
     {
       type: 'section',
       fields: [
-        {
-          type: 'mrkdwn',
-          text: `*Humans*\n${n(changes.human.current)}  ${formatChange(changes.human)}`,
-        },
-        {
-          type: 'mrkdwn',
-          text: `*AI agents*\n${n(changes.ai.current)}  ${formatChange(changes.ai)}`,
-        },
-        {
-          type: 'mrkdwn',
-          text: `*All visitors*\n${n(changes.total.current)}  ${formatChange(changes.total)}`,
-        },
+        field('Humans', changes.human),
+        field('AI agents', changes.ai),
+        field('All visitors', changes.total),
       ],
     },
     {
       type: 'context',
       elements: [
-        { type: 'mrkdwn', text: `Unique visitors, compared with ${formatRange(previous)}.` },
+        {
+          type: 'mrkdwn',
+          text: `Unique visitors, compared with ${formatRange(previous)}. Days run from midnight to midnight, ${range.timeZone} time.`,
+        },
       ],
     },
   ];
@@ -56,30 +80,32 @@ export function reportMessage(report: Report, title: string): Message {
   const top = report.top.map(
     (r, i) => `${i + 1}. ${path(r.path)}  *${n(r.total)}*  (${n(r.human)} human · ${n(r.ai)} AI)`,
   );
-  blocks.push({
-    type: 'section',
-    text: {
-      type: 'mrkdwn',
-      text: top.length ? `*Top pages*\n${top.join('\n')}` : '*Top pages*\nNo page had visitors.',
-    },
-  });
+  blocks.push(...listSections('*Top pages*', top.length ? top : ['No page had visitors.']));
 
   const moverLine = (m: Report['movers']['up'][number]) => `${path(m.path)}  ${formatChange(m)}`;
   const { up, down } = report.movers;
-  if (up.length || down.length) {
-    const lines = [...up.map(moverLine), ...down.map(moverLine)];
-    blocks.push({
-      type: 'section',
-      text: { type: 'mrkdwn', text: `*Biggest movers*\n${lines.join('\n')}` },
-    });
-  }
+  const movers = [...up.map(moverLine), ...down.map(moverLine)];
+  blocks.push(...listSections('*Biggest movers*', movers.length ? movers : [noMovers(report)]));
 
   blocks.push({
     type: 'context',
     elements: footnotes(report).map((text) => ({ type: 'mrkdwn', text })),
   });
-  const text = `${title}: ${period}: ${n(changes.total.current)} unique visitors (${n(changes.human.current)} human, ${n(changes.ai.current)} AI).`;
-  return { text, blocks };
+  return { text: reportText(report, title), blocks };
+}
+
+/** Why the movers list is empty, plainly. */
+export function noMovers(report: Report): string {
+  const { current, previous } = report.scan;
+  const rule = `by ${DEFAULT_MOVERS.minAbs}+ visitors (with ${DEFAULT_MOVERS.floor}+ in either period)`;
+  if (current.complete && previous.complete) return `No page moved ${rule}.`;
+  return `No page moved ${rule} among the pages scanned in both periods: the site has more pages than this report could scan (see below).`;
+}
+
+/** The message's plain `text`: what notifications and screen readers get. */
+export function reportText(report: Report, title: string): string {
+  const { changes } = report;
+  return `${title}: ${formatRange(report.range)} (${report.range.timeZone}): ${n(changes.total.current)} unique visitors (${n(changes.human.current)} human, ${n(changes.ai.current)} AI).`;
 }
 
 export function footnotes(report: Report): string[] {
@@ -93,9 +119,10 @@ export function footnotes(report: Report): string[] {
     notes.push(
       `:warning: Top pages among ${n(current.paths)} paths scanned; the site has more (${why}).`,
     );
-  } else if (!previous.complete) {
+  }
+  if (!previous.complete) {
     notes.push(
-      `:warning: Movers compare only the ${n(previous.paths)} paths scanned in the previous period (${why}).`,
+      `:warning: Movers compare only pages scanned in both periods: ${n(current.paths)} paths now and ${n(previous.paths)} in the previous period (${why}).`,
     );
   }
   notes.push(

@@ -1,4 +1,5 @@
 import type { WebClient } from '@slack/web-api';
+import { NOT_IN_CHANNEL_CODES } from '../chat-errors.ts';
 import type { Logger } from '../log.ts';
 import { renderVisitorsChart } from '../reports/chart.ts';
 import { pagesCsv } from '../reports/csv.ts';
@@ -6,74 +7,85 @@ import type { ReportPoster } from '../reports/ports.ts';
 import { formatRange } from '../reports/range.ts';
 import type { Report } from '../reports/service.ts';
 import { toChatError } from './chat.ts';
-import { reportMessage } from './report-blocks.ts';
+import { type ReportView, reportMessage } from './report-blocks.ts';
+import { plainReport } from './report-plain.ts';
 
 const fileName = (fileKey: string, ext: string) => `docs-traffic-${fileKey}.${ext}`;
-/** Marks a report posted the fallback way, so it can be recognised in the channel later. */
+/** Marks a report's message, so it can be recognised in the channel later. */
 const REPORT_EVENT = 'docs_traffic_report';
-/** What Slack answers when it will not take these blocks on a file message. */
-const REJECTED_BLOCKS = new Set(['invalid_blocks', 'invalid_arguments', 'invalid_blocks_format']);
+/** Refusals that a plain message would get too: no point in falling back. */
+const CANNOT_POST = new Set([...NOT_IN_CHANNEL_CODES, 'is_archived', 'invalid_auth']);
 
 /**
- * Posts a report as one message: the report's blocks with the chart (shown inline) and
- * the CSV attached, through the files upload v2 flow (files.getUploadURLExternal, upload,
- * files.completeUploadExternal with `blocks`). One message, so the chart sits with the
- * numbers it illustrates.
+ * Posts a report as a message with a plain `text` (notifications and screen readers read
+ * it) and the report's blocks, then the chart and the CSV in the channel right under it
+ * (files.completeUploadExternal cannot carry `text` with `blocks`: Slack drops the blocks
+ * when `initial_comment` is given). If Slack refuses the blocks for any reason, the report
+ * goes out as a plain message instead, so the numbers are never lost with the blocks.
  */
-export function createSlackReportPoster(client: WebClient, log: Logger): ReportPoster {
+export function createSlackReportPoster(
+  client: WebClient,
+  log: Logger,
+  view: ReportView = {},
+): ReportPoster {
+  async function postMessage(channelId: string, report: Report, title: string, fileKey: string) {
+    const message = reportMessage(report, title, view);
+    const base = {
+      channel: channelId,
+      text: message.text,
+      unfurl_links: false,
+      unfurl_media: false,
+      metadata: { event_type: REPORT_EVENT, event_payload: { file_key: fileKey } },
+    };
+    try {
+      await client.chat.postMessage({ ...base, blocks: message.blocks });
+      return;
+    } catch (err) {
+      const e = toChatError(err);
+      // Not answered: the blocks may have been posted; a second message could repeat them.
+      if (!e.answered || CANNOT_POST.has(e.code)) throw e;
+      log.warn({ err: e, channelId }, 'report.blocks_refused');
+    }
+    try {
+      await client.chat.postMessage({ ...base, text: plainReport(report, title, view) });
+    } catch (err) {
+      throw toChatError(err);
+    }
+  }
+
   return {
     async postReport(channelId: string, report: Report, { title, fileKey }) {
-      const message = reportMessage(report, title);
+      await postMessage(channelId, report, title, fileKey);
       const period = formatRange(report.range);
       const chart = renderVisitorsChart(
         report.points.map((p) => ({ label: p.label, human: p.human, ai: p.ai })),
-        { title: `${title}: unique visitors`, subtitle: `${period} · humans vs AI agents` },
+        {
+          title: `${title}: unique visitors`,
+          subtitle: `${period} (${report.range.timeZone}) · humans vs AI agents`,
+        },
       );
       const csv = pagesCsv(report.rows, report.previousRows, report.scan.previous.complete);
-      const files = [
-        {
-          file: chart.png,
-          filename: fileName(fileKey, 'png'),
-          title: `${title}: ${period}`,
-          alt_text: `Daily unique visitors, humans vs AI agents, ${period}`,
-        },
-        {
-          file: Buffer.from(csv, 'utf8'),
-          filename: fileName(fileKey, 'csv'),
-          title: `Pages scanned, ${period} (CSV)`,
-        },
-      ];
       try {
         await client.filesUploadV2({
           channel_id: channelId,
-          blocks: message.blocks,
-          file_uploads: files,
-        });
-        return;
-      } catch (err) {
-        const e = toChatError(err);
-        if (!REJECTED_BLOCKS.has(e.code)) throw e;
-        log.warn({ err: e, channelId }, 'report.blocks_with_files_refused');
-      }
-      // Slack refused the blocks on the file message: post the report as a message of
-      // its own (with a text fallback and a marker for hasReport) and attach the chart and
-      // CSV in its thread.
-      try {
-        const posted = await client.chat.postMessage({
-          channel: channelId,
-          text: message.text,
-          blocks: message.blocks,
-          unfurl_links: false,
-          metadata: { event_type: REPORT_EVENT, event_payload: { file_key: fileKey } },
-        });
-        await client.filesUploadV2({
-          channel_id: channelId,
-          ...(posted.ts ? { thread_ts: posted.ts } : {}),
-          initial_comment: `Chart and every page scanned for ${period}.`,
-          file_uploads: files,
+          initial_comment: `Chart and every page scanned: ${title}, ${period}.`,
+          file_uploads: [
+            {
+              file: chart.png,
+              filename: fileName(fileKey, 'png'),
+              title: `${title}: ${period}`,
+              alt_text: `Daily unique visitors, humans vs AI agents, ${period} (${report.range.timeZone})`,
+            },
+            {
+              file: Buffer.from(csv, 'utf8'),
+              filename: fileName(fileKey, 'csv'),
+              title: `Pages scanned, ${period} (CSV)`,
+            },
+          ],
         });
       } catch (err) {
-        throw toChatError(err);
+        // The numbers are posted; a missing chart is not worth a second report.
+        log.warn({ err: toChatError(err), channelId }, 'report.files_failed');
       }
     },
 

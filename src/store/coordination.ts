@@ -106,17 +106,31 @@ export function coordinationQueries(
     async getVisitorPoint(rangeKey: string) {
       const r = await db
         .selectFrom('visitor_points')
-        .select(['human', 'ai', 'total'])
+        .select(['human', 'ai', 'total', 'fetched_at'])
         .where('range_key', '=', rangeKey)
         .executeTakeFirst();
-      return r && { human: num(r.human), ai: num(r.ai), total: num(r.total) };
+      return (
+        r && {
+          human: num(r.human),
+          ai: num(r.ai),
+          total: num(r.total),
+          fetchedAt: num(r.fetched_at),
+        }
+      );
     },
 
     async putVisitorPoint(rangeKey: string, c: Counts, now: number) {
       await db
         .insertInto('visitor_points')
         .values({ range_key: rangeKey, human: c.human, ai: c.ai, total: c.total, fetched_at: now })
-        .onConflict((oc) => oc.column('range_key').doNothing())
+        .onConflict((oc) =>
+          oc.column('range_key').doUpdateSet({
+            human: c.human,
+            ai: c.ai,
+            total: c.total,
+            fetched_at: now,
+          }),
+        )
         .execute();
     },
 

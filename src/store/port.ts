@@ -161,7 +161,9 @@ export interface Store extends BudgetStore {
   /** Back to the configured project; false if the channel was not bound. */
   unbindChannelProject(teamId: string, channelId: string): Promise<boolean>;
 
-  getVisitorPoint(rangeKey: string): Promise<Counts | undefined>;
+  /** A stored chart point and when its counts were fetched. */
+  getVisitorPoint(rangeKey: string): Promise<(Counts & { fetchedAt: number }) | undefined>;
+  /** Stores a chart point, replacing the one kept under that key (a refresh after settling). */
   putVisitorPoint(rangeKey: string, counts: Counts, now: number): Promise<void>;
   /** Keeps the last report's headline, replacing the one before (the App Home shows it). */
   putReportHeadline(h: ReportHeadline): Promise<void>;

@@ -299,17 +299,17 @@ export class ApiEmulator {
   // ---- test controls: analytics ----
 
   /** Replaces the site: realistic paths first, then `/guides/page-NNNN` up to `paths` in all. */
-  setSite(opts: { paths: number; seed?: number }): void {
+  setSite(opts: { paths: number; seed?: number; popularPaths?: readonly string[] }): void {
+    // `popularPaths` replaces the realistic ones (the popular head of the site).
+    const head = opts.popularPaths ?? REALISTIC_PATHS;
     const generated = Array.from(
-      { length: Math.max(0, opts.paths - REALISTIC_PATHS.length) },
+      { length: Math.max(0, opts.paths - head.length) },
       (_, i) => `/guides/page-${String(i).padStart(4, '0')}`,
     );
-    const paths = [...REALISTIC_PATHS, ...generated].slice(0, opts.paths);
+    const paths = [...head, ...generated].slice(0, opts.paths);
     const seed = opts.seed ?? 1;
     // A handful of popular pages (the realistic ones and ~1/128 of the rest) get most traffic.
-    const popular = paths.map(
-      (_, i) => i < REALISTIC_PATHS.length || hash3(seed, i, -2) % 128 === 0,
-    );
+    const popular = paths.map((_, i) => i < head.length || hash3(seed, i, -2) % 128 === 0);
     // ~1 page in 16 is orphaned: never visited, so it is absent from every answer.
     const base = paths.map((_, i) => {
       const r = hash3(seed, i, -3);

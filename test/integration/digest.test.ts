@@ -49,6 +49,9 @@ async function claimedBy(owner: string, key: string, at: number): Promise<void> 
 }
 
 const digests = () => h.slack.history(DIGEST).filter((m) => m.files?.length);
+/** The report messages themselves (blocks, text, marker); the files follow each one. */
+const reportMessages = () =>
+  h.slack.history(DIGEST).filter((m) => m.metadata?.event_type === 'docs_traffic_report');
 
 /** A cron for a fixed UTC instant each year (minute hour day month). */
 function cronAt(at: Date): string {
@@ -63,10 +66,12 @@ describe('weekly digest', () => {
     await secondInstance();
     await sleep(3_000);
     expect(digests()).toHaveLength(1);
+    expect(reportMessages()).toHaveLength(1);
     const { range } = digestPeriod(new Date(), 'UTC');
-    expect(JSON.stringify(digests()[0]?.blocks)).toContain(
+    expect(JSON.stringify(reportMessages()[0]?.blocks)).toContain(
       `Weekly docs traffic: ${formatRange(range)}`,
     );
+    expect(reportMessages()[0]?.text).toContain(`Weekly docs traffic: ${formatRange(range)}`);
     expect(`${h.logs}${extraLogs.join('')}`).toMatch(/digest\.(claimed_elsewhere|already_posted)/);
 
     await h.stopBot();

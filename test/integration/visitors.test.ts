@@ -3,6 +3,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { CHART_HEIGHT, CHART_WIDTH } from '../../src/reports/chart.ts';
 import { CHANNEL, Harness } from '../helpers/harness.ts';
 import { eventually } from '../helpers/net.ts';
+import { slackLimitProblems } from '../helpers/slack-limits.ts';
 
 let h: Harness;
 beforeEach(async () => {
@@ -15,28 +16,41 @@ afterEach(async () => {
 });
 
 const fileMessages = () => h.slack.history(CHANNEL).filter((m) => m.files?.length);
+const reportMessages = () =>
+  h.slack.history(CHANNEL).filter((m) => m.metadata?.event_type === 'docs_traffic_report');
 
 describe('/visitors', () => {
-  it('posts the report with its chart and CSV through the files upload v2 flow', async () => {
+  it('posts the report with a text fallback, then its chart and CSV through files upload v2', async () => {
     const ack = await h.command('2026-11-01 2026-11-07', { command: '/visitors' });
     expect(ack.status).toBe(200);
     expect(ack.body).toBeNull(); // acked empty; the report follows
-    const [msg] = await eventually(
+    const [files] = await eventually(
       () => (fileMessages().length ? fileMessages() : undefined),
-      'report message',
+      'chart and CSV',
       10_000,
     );
+    const report = reportMessages()[0]!;
+    expect(report.text).toBe(
+      `Docs traffic: Nov 1 – Nov 7, 2026 (UTC): ${h.api.truth('2026-11-01', '2026-11-08').totals.total.toLocaleString('en-US')} unique visitors (${h.api.truth('2026-11-01', '2026-11-08').totals.human.toLocaleString('en-US')} human, ${h.api.truth('2026-11-01', '2026-11-08').totals.ai.toLocaleString('en-US')} AI).`,
+    );
+    expect(slackLimitProblems(report)).toEqual([]);
+    const blocks = JSON.stringify(report.blocks);
+    expect(blocks).toContain('Docs traffic: Nov 1 – Nov 7, 2026');
+    expect(blocks).toContain('Top pages');
+    expect(blocks).toContain('midnight to midnight, UTC time');
+    expect(h.slack.callsTo('chat.postMessage')[0]?.args).toMatchObject({ text: report.text });
 
     expect(h.slack.callsTo('files.getUploadURLExternal')).toHaveLength(2);
     const complete = h.slack.callsTo('files.completeUploadExternal');
     expect(complete).toHaveLength(1);
     expect(complete[0]?.args).toMatchObject({ channel_id: CHANNEL });
-
-    const blocks = JSON.stringify(msg?.blocks);
-    expect(blocks).toContain('Docs traffic: Nov 1 – Nov 7, 2026');
-    expect(blocks).toContain('Top pages');
+    expect(files?.text).toContain(
+      'Chart and every page scanned: Docs traffic, Nov 1 – Nov 7, 2026',
+    );
     const [png, csv] = [...h.slack.files.values()];
-    expect(png?.name).toMatch(/\.png$/);
+    // Named by the last day included, as the title shows it (not the exclusive end).
+    expect(png?.name).toMatch(/^docs-traffic-2026-11-01_2026-11-07-\d+\.png$/);
+    expect(csv?.name).toMatch(/^docs-traffic-2026-11-01_2026-11-07-\d+\.csv$/);
     const image = PNG.sync.read(png!.bytes);
     expect([image.width, image.height]).toEqual([CHART_WIDTH, CHART_HEIGHT]);
     const lines = csv!.bytes.toString('utf8').trim().split('\r\n');
@@ -45,24 +59,55 @@ describe('/visitors', () => {
     await h.slack.dump('slack-view-out/visitors.json');
   });
 
-  it('falls back to a message with the files in its thread if Slack refuses blocks on files', async () => {
-    h.slack.failNext('files.completeUploadExternal', { error: 'invalid_blocks' });
+  it.each(['invalid_blocks', 'msg_blocks_too_long', 'invalid_arguments', 'internal_error'])(
+    'posts the report as a plain message when Slack refuses its blocks (%s)',
+    async (error) => {
+      h.slack.failNext('chat.postMessage', { error });
+      await h.command('2026-11-01 2026-11-07', { command: '/visitors' });
+      await eventually(() => fileMessages().length === 1, 'chart and CSV', 10_000);
+      const [report, ...others] = reportMessages();
+      expect(others).toHaveLength(0);
+      expect(report?.blocks ?? []).toHaveLength(0);
+      expect(report?.text).toContain('*Docs traffic: Nov 1 – Nov 7, 2026* (days in UTC time)');
+      expect(report?.text).toContain('*Top pages*\n1. ');
+      expect(report?.text).toContain('*Biggest movers*');
+      expect(h.logs).toContain('report.blocks_refused');
+      if (error === 'invalid_blocks') await h.slack.dump('slack-view-out/visitors-plain.json');
+    },
+  );
+
+  it('keeps the posted report when only its chart and CSV fail to upload', async () => {
+    h.slack.failNext('files.completeUploadExternal', { error: 'internal_error' });
+    const ack = await h.command('2026-11-01 2026-11-07', { command: '/visitors' });
+    await eventually(() => h.logs.includes('report.files_failed'), 'the files failure', 10_000);
+    await eventually(() => h.logs.includes('visitors.posted'), 'the report counted as posted');
+    expect(reportMessages()).toHaveLength(1);
+    expect(reportMessages()[0]?.blocks?.length).toBeGreaterThan(0);
+    expect(h.slack.responses.filter((r) => r.id === ack.responseUrl.split('/').pop())).toEqual([]);
+  });
+
+  it('links every page path to DOCS_BASE_URL, escaped, within Slack limits for &-heavy paths', async () => {
+    await h.close();
+    h = await Harness.create({ mode: 'http', env: { DOCS_BASE_URL: 'https://docs.acme.com/' } });
+    const odd = [
+      ...Array.from({ length: 9 }, (_, i) => `/api/${i}/${'&'.repeat(250)}?q=<b>`),
+      '/x|<https://evil.example|click> <!channel>',
+    ];
+    h.api.setSite({ paths: 1_300, popularPaths: odd });
+    await h.start();
     await h.command('2026-11-01 2026-11-07', { command: '/visitors' });
-    const report = await eventually(
-      () =>
-        h.slack
-          .history(CHANNEL)
-          .find((m) => !m.thread_ts && m.metadata?.event_type === 'docs_traffic_report'),
-      'fallback report message',
-      10_000,
-    );
-    expect(report.text).toContain('Docs traffic: Nov 1 – Nov 7, 2026');
-    const attached = await eventually(
-      () => h.slack.thread(CHANNEL, report.ts).find((m) => m.files?.length === 2),
-      'chart and CSV in the thread',
-    );
-    expect(attached.files?.map((f) => String(f.name).split('.').pop())).toEqual(['png', 'csv']);
-    expect(h.logs).toContain('report.blocks_with_files_refused');
+    await eventually(() => fileMessages().length === 1, 'chart and CSV', 10_000);
+    const [report] = reportMessages();
+    expect(report?.blocks?.length).toBeGreaterThan(0); // Slack took the blocks
+    expect(slackLimitProblems(report!)).toEqual([]);
+    const text = JSON.stringify(report?.blocks);
+    expect(text).toContain('<https://docs.acme.com/x%7C%3Chttps%3A/');
+    expect(text).not.toContain('<https://evil');
+    expect(text).not.toContain('<!channel>');
+    expect(text).toMatch(/<https:\/\/docs\.acme\.com\/api\/\d\/%26%26%26/);
+    const links = text.match(/<https:\/\/docs\.acme\.com\//g) ?? [];
+    expect(links.length).toBeGreaterThanOrEqual(10); // every top page, and the movers
+    await h.slack.dump('slack-view-out/visitors-links.json');
   });
 
   it.each([
@@ -108,6 +153,7 @@ describe('/visitors', () => {
     );
     expect(JSON.stringify(note.body)).toContain('Working on your traffic report');
     await eventually(() => fileMessages().length === 1, 'report after the note', 10_000);
+    expect(reportMessages()).toHaveLength(1);
   });
 
   it('says when the analytics budget refreshes instead of failing', async () => {

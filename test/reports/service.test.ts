@@ -178,20 +178,38 @@ describe('a complete report', () => {
 });
 
 describe('limits', () => {
-  it('labels a report cut short by the per-report cap', async () => {
+  it('labels a report cut short by the per-report cap, scanning both periods by turns', async () => {
     api.setSite({ paths: 3_000 });
     const report = await service({ maxRequests: 16 }).build(range('2026-11-01 2026-11-07'));
     expect(report.scan).toMatchObject({
       requests: 16,
       stoppedBy: 'cap',
       current: { complete: false },
+      previous: { complete: false },
     });
-    // 1 first page + 1 previous total + 7 points leaves 7 more pages: 8 × 250 rows.
-    expect(report.rows).toHaveLength(2_000);
-    expect(footnotes(report)[0]).toContain(
-      'Top pages among 2,000 paths scanned; the site has more',
-    );
+    // 2 first pages + 7 points leave 7 more pages, taken by turns: 5 × 250 rows now, 4 × 250 before.
+    expect(report.rows).toHaveLength(1_250);
+    expect(report.previousRows.size).toBe(1_000);
+    const notes = footnotes(report);
+    expect(notes[0]).toContain('Top pages among 1,250 paths scanned; the site has more');
+    expect(notes[1]).toContain('Movers compare only pages scanned in both periods');
     expect(report.movers.down.every((m) => m.current > 0)).toBe(true); // no invented falls
+    expect(report.movers.up.every((m) => m.previous > 0)).toBe(true); // no invented jumps
+  });
+
+  it('still finds movers on a site too big to scan whole, from pages seen in both periods', async () => {
+    api.setSite({ paths: 4_000 });
+    const r = range('2026-11-01 2026-11-07');
+    const report = await service({ maxRequests: 20 }).build(r);
+    expect(report.scan.current.complete).toBe(false);
+    expect(report.scan.previous.paths).toBeGreaterThan(0);
+    const movers = [...report.movers.up, ...report.movers.down];
+    expect(movers.length).toBeGreaterThan(0);
+    const cur = new Map(truthFor(r).rows.map((x) => [x.path, x.total]));
+    const prev = new Map(truthFor(previousRange(r)).rows.map((x) => [x.path, x.total]));
+    for (const m of movers) {
+      expect([m.current, m.previous]).toEqual([cur.get(m.path), prev.get(m.path)]);
+    }
   });
 
   it('says so when only the previous period was cut short', async () => {
@@ -235,12 +253,12 @@ describe('caching', () => {
     expect(visitorRequests().length).toBeGreaterThan(n);
   });
 
-  it('keeps closed days for good, across service instances, but always asks for today', async () => {
+  it('keeps settled days for good, across service instances, but always asks for today', async () => {
     await service().build(range('2026-11-01 2026-11-07'));
     const before = visitorRequests().length;
     await service().build(range('2026-11-01 2026-11-07'));
     const second = visitorRequests().slice(before);
-    expect(second.filter((q) => q.query.limit === '1')).toHaveLength(1); // previous totals only
+    expect(second.filter((q) => q.query.limit === '1')).toHaveLength(0); // every point kept
     const withToday = range('2026-11-16 2026-11-22');
     await service().build(withToday);
     await service().build(withToday);
@@ -253,6 +271,47 @@ describe('caching', () => {
     expect(
       visitorRequests().filter((q) => q.query.dateFrom === todayFrom && q.query.limit === '1'),
     ).toHaveLength(2);
+  });
+
+  it('keeps a day only once it has settled (6 h after it ends), and replaces an early point', async () => {
+    const day = { from: '2026-11-21', to: '2026-11-22', days: 1, timeZone: 'UTC' };
+    const p = apiParams(day);
+    const key = `${p.dateFrom}|${p.dateTo}`;
+    const asked = () =>
+      visitorRequests().filter((q) => q.query.dateFrom === p.dateFrom && q.query.limit === '1');
+    // Kept by an older version at 00:05, short of what the day turned out to be.
+    await store.putVisitorPoint(
+      key,
+      { human: 1, ai: 1, total: 1 },
+      Date.parse('2026-11-22T00:05:00Z'),
+    );
+    clock = Date.parse('2026-11-22T05:59:00Z'); // not settled yet
+    const r = range('7d');
+    const early = await service().build(r);
+    expect(early.points.at(-1)).toMatchObject(truthFor(day).totals);
+    expect(await store.getVisitorPoint(key)).toMatchObject({ total: 1 }); // not kept yet
+    clock = Date.parse('2026-11-22T06:00:00Z'); // settled: fetched again, and kept
+    const settled = await service().build(r);
+    expect(settled.points.at(-1)).toMatchObject(truthFor(day).totals);
+    expect(await store.getVisitorPoint(key)).toEqual({
+      ...truthFor(day).totals,
+      fetchedAt: clock,
+    });
+    clock += 3_600_000;
+    await service().build(r);
+    expect(asked()).toHaveLength(2); // at 05:59 and 06:00, never again
+  });
+
+  it("asks for the previous period's totals once, with its first page", async () => {
+    const r = range('2026-11-01 2026-11-07');
+    await service().build(r);
+    const { dateFrom } = apiParams(previousRange(r));
+    const previous = visitorRequests().filter((q) => q.query.dateFrom === dateFrom);
+    const pages = Math.ceil(truthFor(previousRange(r)).rows.length / 250);
+    expect(pages).toBeGreaterThan(1);
+    expect(previous.map((q) => [q.query.limit, q.query.offset])).toEqual(
+      Array.from({ length: pages }, (_, i) => ['250', String(i * 250)]),
+    );
   });
 });
 

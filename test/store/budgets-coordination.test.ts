@@ -77,13 +77,21 @@ describe.each(engines)('store: budgets, coordination and digests (%s)', (_name, 
     expect((await store.takeBudgetSlot('k', 2, 1000, 1)).ok).toBe(true);
   });
 
-  it('keeps visitor points for good and never overwrites one', async () => {
+  it('keeps visitor points durably; a later put replaces the point and its fetch time', async () => {
     expect(await store.getVisitorPoint('a|b')).toBeUndefined();
     await store.putVisitorPoint('a|b', { human: 3, ai: 2, total: 4 }, 1);
-    await store.putVisitorPoint('a|b', { human: 9, ai: 9, total: 9 }, 2);
+    await store.putVisitorPoint('c|d', { human: 1, ai: 1, total: 1 }, 1);
+    expect(await store.getVisitorPoint('a|b')).toEqual({ human: 3, ai: 2, total: 4, fetchedAt: 1 });
+    await store.putVisitorPoint('a|b', { human: 9, ai: 8, total: 12 }, 2);
     await store.close();
     store = await place.open();
-    expect(await store.getVisitorPoint('a|b')).toEqual({ human: 3, ai: 2, total: 4 });
+    expect(await store.getVisitorPoint('a|b')).toEqual({
+      human: 9,
+      ai: 8,
+      total: 12,
+      fetchedAt: 2,
+    });
+    expect(await store.getVisitorPoint('c|d')).toEqual({ human: 1, ai: 1, total: 1, fetchedAt: 1 });
   });
 
   it('lets one owner claim a digest period; posted stays posted; a stale claim is taken over', async () => {

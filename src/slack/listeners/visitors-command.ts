@@ -6,7 +6,7 @@ import type { Logger } from '../../log.ts';
 import type { Projects } from '../../projects.ts';
 import { describeReportFailure } from '../../reports/failures.ts';
 import type { ReportPoster } from '../../reports/ports.ts';
-import { parseVisitorsArgs } from '../../reports/range.ts';
+import { addDays, parseVisitorsArgs } from '../../reports/range.ts';
 import type { ReportService } from '../../reports/service.ts';
 import { readCommand } from './command-payload.ts';
 
@@ -54,7 +54,8 @@ export function registerVisitorsCommand(
       const report = await deps.reports.build(args.range, bound?.projectId);
       await deps.poster.postReport(channel_id, report, {
         title: 'Docs traffic',
-        fileKey: `${args.range.from}_${args.range.to}-${Date.now()}`,
+        // Named by the last day included, as the title shows it.
+        fileKey: `${args.range.from}_${addDays(args.range.to, -1)}-${Date.now()}`,
       });
       log.info(
         { channelId: channel_id, from: args.range.from, to: args.range.to },
