@@ -37,6 +37,23 @@ export const ENDPOINTS = [
 ];
 const COMMANDS = ['/agent', '/visitors'];
 
+/** What a person (or the agent service) does: POST /<name> with a JSON body. */
+const ACTIONS: Record<string, (ctx: Ctx, body: Json) => Json | Promise<Json>> = {
+  agent: (ctx, body) => command(ctx, '/agent', body),
+  visitors: (ctx, body) => command(ctx, '/visitors', body),
+  command: typedCommand,
+  mention,
+  dm,
+  reply: (ctx, body) => say(ctx, body, true),
+  say: (ctx, body) => say(ctx, body, false),
+  click,
+  submit,
+  home,
+  dump,
+  fault,
+  site,
+};
+
 /** Answers a control request; an HttpError carries the status of a bad one. */
 export async function route(ctx: Ctx, req: IncomingMessage): Promise<unknown> {
   const url = new URL(req.url ?? '/', 'http://control');
@@ -47,57 +64,42 @@ export async function route(ctx: Ctx, req: IncomingMessage): Promise<unknown> {
   } catch {
     throw new HttpError(400, `malformed path ${url.pathname}`);
   }
-  const body = method === 'POST' ? await readJson(req) : {};
-  const user = url.searchParams.get('user');
+  const [name = '', ...rest] = parts;
+  if (method === 'POST') {
+    const body = await readJson(req);
+    const action = Object.hasOwn(ACTIONS, name) && rest.length === 0 ? ACTIONS[name] : undefined;
+    if (action) return action(ctx, body);
+    const answer = name === 'job' && rest.length === 2 ? jobAction(ctx, rest, body) : undefined;
+    if (answer) return answer;
+  } else if (method === 'GET' && rest.length === 0) {
+    const answer = read(ctx, name, url.searchParams);
+    if (answer) return answer;
+  }
+  throw new HttpError(404, `no endpoint ${method} ${url.pathname} (GET / lists them)`);
+}
+
+/** GET /<name>: what the fakes hold; undefined for no such endpoint. */
+function read(ctx: Ctx, name: string, query: URLSearchParams): Json | undefined {
   const { slack, api } = ctx;
-  switch (`${method} /${parts[0] ?? ''}`) {
-    case 'GET /':
+  const user = query.get('user');
+  switch (name) {
+    case '':
       return { endpoints: ENDPOINTS, eventsUrl: ctx.eventsUrl, slack: slack.url, api: api.url };
-    case 'POST /agent':
-      return command(ctx, '/agent', body);
-    case 'POST /visitors':
-      return command(ctx, '/visitors', body);
-    case 'POST /command':
-      return typedCommand(ctx, body);
-    case 'POST /mention':
-      return mention(ctx, body);
-    case 'POST /dm':
-      return dm(ctx, body);
-    case 'POST /reply':
-      return say(ctx, body, true);
-    case 'POST /say':
-      return say(ctx, body, false);
-    case 'POST /click':
-      return click(ctx, body);
-    case 'POST /submit':
-      return submit(ctx, body);
-    case 'POST /home':
-      return home(ctx, body);
-    case 'GET /messages': {
-      const channel = url.searchParams.get('channel') || DEFAULT_CHANNEL;
+    case 'messages': {
+      const channel = query.get('channel') || DEFAULT_CHANNEL;
       return { channel, messages: slack.history(channel) };
     }
-    case 'GET /views':
+    case 'views':
       return views(ctx, user);
-    case 'GET /answers':
+    case 'answers':
       return answers(ctx, user);
-    case 'GET /jobs': {
+    case 'jobs': {
       const jobs = new Map(api.createdJobs().map((j) => [j.id, j]));
       for (const j of api.jobs.values()) jobs.set(j.id, j);
       return { jobs: [...jobs.values()].map((j) => publicJob(ctx, j)) };
     }
-    case 'POST /dump':
-      return dump(ctx);
-    case 'POST /fault':
-      return fault(ctx, body);
-    case 'POST /site':
-      return site(ctx, body);
   }
-  if (parts[0] === 'job' && parts.length === 3 && method === 'POST') {
-    const answer = jobAction(ctx, parts[1] ?? '', parts[2] ?? '', body);
-    if (answer) return answer;
-  }
-  throw new HttpError(404, `no endpoint ${method} ${url.pathname} (GET / lists them)`);
+  return undefined;
 }
 
 /** A slash command as Slack posts it, with a response_url the fake accepts; the ack and after. */
@@ -188,7 +190,7 @@ function site(ctx: Ctx, body: Json): Json {
 }
 
 /** POST /job/:id/<action>: the agent service moves a job on; undefined for no such action. */
-function jobAction(ctx: Ctx, id: string, action: string, body: Json): Json | undefined {
+function jobAction(ctx: Ctx, [id = '', action]: string[], body: Json): Json | undefined {
   const { api } = ctx;
   const job = (): EmulatedJob => {
     const j = api.jobs.get(id);

@@ -125,6 +125,8 @@ it('npm run try starts the fakes and the bot on them whatever the caller set, dr
   const missing = await post('/click', { ts: dmRoot.ts, action_id: 'job_retry' });
   expect(missing.status).toBe(404);
   expect(String(missing.body.error)).toContain('has no button job_retry');
+  expect(await post('/dm', {})).toEqual({ status: 400, body: { error: '`text` is required' } });
+  expect((await post('/job/nope/finish')).status).toBe(404);
 
   // The App Home lists the user's jobs.
   expect((await post('/home')).status).toBe(200);
