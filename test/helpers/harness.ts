@@ -17,6 +17,7 @@ import { createTestDatabase, type TestDatabase } from './postgres.ts';
 import {
   blockActions,
   eventCallback,
+  findButton,
   formEncode,
   messageEvent,
   postSigned,
@@ -323,11 +324,7 @@ export class Harness {
     const channel = o.channel ?? CHANNEL;
     const user = o.user ?? USER;
     const msg = this.slack.history(channel).find((m) => m.ts === messageTs);
-    const found = (msg?.blocks ?? [])
-      .map((b) => b as { type?: string; block_id?: string; elements?: Record<string, unknown>[] })
-      .filter((b) => b.type === 'actions')
-      .flatMap((b) => (b.elements ?? []).map((button) => ({ button, blockId: b.block_id ?? '' })))
-      .find((x) => x.button.action_id === actionId);
+    const found = findButton(msg, actionId);
     if (!found) throw new Error(`no button ${actionId} on message ${messageTs}`);
     const responseId = `click-${Math.random().toString(36).slice(2)}`;
     const payload = blockActions({

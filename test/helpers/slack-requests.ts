@@ -186,6 +186,27 @@ export interface ClickedButton {
   blockId: string;
 }
 
+/**
+ * The button `actionId` in a message's actions blocks, with its block id, as a click needs it;
+ * undefined when the message shows no such button.
+ */
+export function findButton(
+  message: { blocks?: unknown[] } | undefined,
+  actionId: string,
+): Pick<ClickedButton, 'button' | 'blockId'> | undefined {
+  return buttonsOf(message).find((x) => x.button.action_id === actionId);
+}
+
+/** Every button in a message's actions blocks, in order. */
+export function buttonsOf(
+  message: { blocks?: unknown[] } | undefined,
+): Pick<ClickedButton, 'button' | 'blockId'>[] {
+  return (message?.blocks ?? [])
+    .map((b) => b as { type?: string; block_id?: string; elements?: Record<string, unknown>[] })
+    .filter((b) => b.type === 'actions')
+    .flatMap((b) => (b.elements ?? []).map((button) => ({ button, blockId: b.block_id ?? '' })));
+}
+
 /** A `block_actions` payload as Slack sends it when someone clicks a button in a message. */
 export function blockActions(c: ClickedButton): Record<string, unknown> {
   const team = SLACK_IDS.team;
