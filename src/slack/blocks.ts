@@ -119,7 +119,7 @@ export const AGENT_USAGE = [
   'Example: `/agent Add a quickstart for the Python SDK`',
   'I start a job and open a thread for it. Reply in the thread to send the agent follow-up instructions; I post status changes and the pull request link there.',
   '`/agent status` shows your jobs in progress and how much of the hourly agent budget is left.',
-  '`/agent project` shows which docs project this channel uses (admins can change it with `/agent project <projectId>`).',
+  '`/agent project` shows which docs project this channel uses (admins can change it with `/agent project &lt;projectId&gt;`).',
   "`/agent doctor` checks the bot's setup (Slack tokens and scopes, the Mintlify key and project, the database), only to you.",
   'You can also mention me in a channel with your request, or send it to me in a direct message.',
 ].join('\n');

@@ -1,6 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import { decodeSlackText, escapeMrkdwn, link, truncate } from '../../src/mrkdwn.ts';
-import { announcementMessage, type RootView, rootMessage } from '../../src/slack/blocks.ts';
+import {
+  AGENT_USAGE,
+  announcementMessage,
+  type RootView,
+  rootMessage,
+} from '../../src/slack/blocks.ts';
 
 const view = (over: Partial<RootView> = {}): RootView => ({
   userId: 'U1',
@@ -125,5 +130,12 @@ describe('announcements', () => {
       'archived',
     );
     expect(announcementMessage({ key: 'k', kind: 'lost', prLink: null }).text).toContain('404');
+  });
+});
+
+describe('usage', () => {
+  it('shows its placeholders as text: no raw < or > that Slack would read as a link or ping', () => {
+    expect(AGENT_USAGE).toContain('&lt;projectId&gt;');
+    expect(AGENT_USAGE).not.toMatch(/[<>]/);
   });
 });
