@@ -27,6 +27,7 @@ export interface Pager<P> {
  */
 export class PlannedReader {
   readonly coverage = {} as Record<Source, Coverage>;
+  /** Requests sent (one refused by the budget before sending is not one). */
   requests = 0;
   #halted = false;
   #haltedBy: StopReason | null = null;
@@ -68,6 +69,7 @@ export class PlannedReader {
       try {
         page = await pager.fetch(st.cursor);
       } catch (err) {
+        if (err instanceof BudgetExhausted) this.requests--; // refused before it was sent
         if (required || !(err instanceof BudgetExhausted)) throw err;
         this.#halted = true;
         this.#haltedBy = 'budget';

@@ -1,4 +1,4 @@
-import type { Budget } from '../api/budget.ts';
+import { type Budget, HOUR_MS } from '../api/budget.ts';
 import { BudgetExhausted } from '../api/errors.ts';
 import type { SearchRow } from '../api/insights-schemas.ts';
 import type { Logger } from '../log.ts';
@@ -139,9 +139,15 @@ export function createInsightsService(deps: InsightsServiceDeps) {
     const budgetLeft = deps.budget ? await deps.budget.remaining() : null;
     const planned = planRequests({ cap, budgetLeft, previousCached });
     if (planned.ok) return planned.plan;
+    // With none left the budget says when the next slot opens; with too few left it does not
+    // say when enough will be, but within the hour's window every slot taken frees again.
     const next = deps.budget ? (await deps.budget.status()).nextSlotAt : null;
     log.warn({ need: planned.need, allowance: planned.allowance }, 'insights.budget_too_low');
-    throw new InsightsBudgetTooLow(planned.need, planned.allowance, new Date(next ?? now()));
+    throw new InsightsBudgetTooLow(
+      planned.need,
+      planned.allowance,
+      new Date(next ?? now() + HOUR_MS),
+    );
   }
 
   /** Closed and fully read: kept a day, and its counts kept as a later report's "previous". */

@@ -109,12 +109,19 @@ export function makeConversations(now: number, s: number): ConversationRow[] {
 }
 
 export function makeSearches(now: number, s: number): SearchEvent[] {
+  // Clicks follow the running hit count, so a low CTR still yields a click now and then.
+  const seen = new Map<string, number>();
+  const clicksOf = (term: string, hits: number, ctr: number) => {
+    const before = seen.get(term) ?? 0;
+    seen.set(term, before + hits);
+    return Math.floor((before + hits) * ctr) - Math.floor(before * ctr);
+  };
   return dayRecords(now, (day, start) => {
     const at = start + 43_200_000;
     if (at >= now) return [];
     const main = seed.SEARCH_TERMS.flatMap((t, i) => {
       const hits = t.lo + (hash3(s, i, day) % (t.hi - t.lo + 1));
-      return [{ term: t.term, at, hits, clicks: Math.round(hits * t.ctr), page: t.page }];
+      return [{ term: t.term, at, hits, clicks: clicksOf(t.term, hits, t.ctr), page: t.page }];
     });
     const tail = Array.from({ length: seed.TAIL_TERMS }, (_, i) => i)
       .filter((i) => hash3(s, 1000 + i, day) % 9 === 0)

@@ -92,7 +92,7 @@ export const SEARCH_TERMS: SearchTerm[] = [
   { term: 'api reference', lo: 6, hi: 10, ctr: 0.7, page: '/api-reference/introduction' },
   { term: 'install', lo: 5, hi: 8, ctr: 0.75, page: '/installation' },
   { term: 'rotate api key', lo: 5, hi: 7, ctr: 0, page: null },
-  { term: 'okta', lo: 3, hi: 5, ctr: 0.03, page: '/guides/authentication' },
+  { term: 'okta', lo: 5, hi: 7, ctr: 0.03, page: '/guides/authentication' },
   { term: 'webhook retries', lo: 2, hi: 4, ctr: 0, page: null },
   { term: 'changelog', lo: 2, hi: 4, ctr: 0.9, page: '/changelog' },
 ];
