@@ -57,6 +57,8 @@ export const DEFAULT_INSIGHTS_MAX_REQUESTS = 20;
 export interface RequestPlan {
   /** Pages planned per source (a ceiling). */
   pages: Record<Source, number>;
+  /** Pages each source would get with no cap and a full budget (0: not needed). */
+  wanted: Record<Source, number>;
   total: number;
   /** min(cap, budget left) when planned. */
   allowance: number;
@@ -106,6 +108,9 @@ export function planRequests(opts: {
     ok: true,
     plan: {
       pages,
+      wanted: Object.fromEntries(
+        SOURCES.map((s) => [s, opts.previousCached && s.startsWith('previous') ? 0 : MAX_PAGES[s]]),
+      ) as Record<Source, number>,
       total,
       allowance,
       cap: opts.cap,

@@ -41,15 +41,16 @@ export class PlannedReader {
     }
   }
 
+  /**
+   * Why the report is short of what it wanted, if it is: halted on the budget, or a source it
+   * wanted (read in part, or not at all) left unfinished when its planned pages ran out.
+   */
   get stoppedBy(): StopReason | null {
     if (this.#haltedBy) return this.#haltedBy;
-    const short = Object.values(this.coverage).some((c) => c.pages > 0 && !c.complete);
+    const short = (Object.entries(this.coverage) as [Source, Coverage][]).some(
+      ([s, c]) => !c.complete && this.#plan.wanted[s] > 0,
+    );
     return short ? (this.#plan.limitedBy ?? 'cap') : null;
-  }
-
-  /** Marks a source as read in part although its pages ran out (a `hasMore` with no cursor). */
-  incomplete(source: Source): void {
-    this.coverage[source].complete = false;
   }
 
   /** Reads `source` on, up to `upTo` more pages within its plan; returns all its pages so far. */

@@ -16,7 +16,12 @@ import {
   searchGaps,
   topSearches,
 } from './analyse.ts';
-import { DEFAULT_INSIGHTS_MAX_REQUESTS, planRequests, type RequestPlan } from './plan.ts';
+import {
+  DEFAULT_INSIGHTS_MAX_REQUESTS,
+  planRequests,
+  type RequestPlan,
+  type Source,
+} from './plan.ts';
 import { type Coverage, PlannedReader, type StopReason } from './read.ts';
 import { type InsightsApi, readReport } from './sources.ts';
 import type { Topic } from './topics.ts';
@@ -42,7 +47,7 @@ export interface InsightsReport {
   previousCounts: PeriodCounts | undefined;
   changes: Partial<Record<keyof PeriodCounts, Change>>;
   plan: RequestPlan;
-  coverage: Record<string, Coverage>;
+  coverage: Record<Source, Coverage>;
   /** Requests sent for this report (0 when it came from the cache). */
   requests: number;
   /** Why reading stopped before the service said "no more", if it did. */

@@ -58,3 +58,14 @@ describe('request plan', () => {
     });
   });
 });
+
+describe('what a report wanted', () => {
+  it('wants every source up to its ceiling, and no previous period when cached', () => {
+    const fresh = planRequests({ cap: 5, budgetLeft: null, previousCached: false });
+    const cached = planRequests({ cap: 5, budgetLeft: null, previousCached: true });
+    if (!fresh.ok || !cached.ok) throw new Error('no plan');
+    expect(fresh.plan.wanted).toEqual(MAX_PAGES);
+    expect(cached.plan.wanted).toMatchObject({ previousSearches: 0, previousAssistant: 0 });
+    expect(fresh.plan.limitedBy).toBe('cap');
+  });
+});

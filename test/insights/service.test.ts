@@ -133,6 +133,16 @@ describe('insights report', () => {
     expect(insightRequests()).toHaveLength(0);
   });
 
+  it('fits the plan in what the hourly budget has left, and says the budget cut it short', async () => {
+    const { client, insights } = service({ budget: 10 });
+    const week = apiParams(range('7d'));
+    for (let i = 0; i < 5; i++) await client.getVisitorsPage({ ...week, limit: 1, offset: 0 });
+    const report = await insights.build(range('30d'));
+    expect(report.plan).toMatchObject({ total: 5, allowance: 5, limitedBy: 'budget' });
+    expect(report.stoppedBy).toBe('budget');
+    expect(insightRequests().length).toBeLessThanOrEqual(5);
+  });
+
   it('stops early on the budget when another report takes the slots meanwhile', async () => {
     // The plan sees 100 left; the client's budget (the truth) has 5.
     const { insights } = service({ budget: 5, planBudget: analyticsBudget(100) });
