@@ -5,6 +5,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { type Budget, slidingWindowBudget } from '../../src/api/budget.ts';
 import { ApiClient } from '../../src/api/client.ts';
 import { Unavailable } from '../../src/api/errors.ts';
+import { coverageNotes } from '../../src/insights/notes.ts';
 import { createInsightsService, InsightsBudgetTooLow } from '../../src/insights/service.ts';
 import { apiParams, type DateRange, parseVisitorsArgs } from '../../src/reports/range.ts';
 import { openSqliteStore } from '../../src/store/sqlite.ts';
@@ -197,5 +198,17 @@ describe('caching closed periods', () => {
     const second = await insights.build(r);
     expect(second).not.toBe(first);
     expect(insightRequests().length).toBeGreaterThan(sent);
+  });
+});
+
+describe('coverage notes', () => {
+  it('say nothing when everything was read, and what and why when not', async () => {
+    const full = await service().insights.build(range('7d'));
+    expect(coverageNotes(full)).toEqual([]);
+    const capped = await service({ maxRequests: 3 }).insights.build(range('30d'));
+    const [note] = coverageNotes(capped);
+    expect(note).toContain('at most 3 requests');
+    expect(note).toContain('searches (1 page read, more left)');
+    expect(note).toContain('feedback comments (not read)');
   });
 });
