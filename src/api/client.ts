@@ -18,6 +18,7 @@ import {
   type WriteOptions,
 } from './call.ts';
 import { ApiError, isRetryable, RateLimited, Stopped } from './errors.ts';
+import * as insights from './insights-calls.ts';
 import { Job, type VisitorsPage, VisitorsPage as VisitorsPageSchema } from './schemas.ts';
 import { timeoutSignal } from './timeout.ts';
 
@@ -128,6 +129,57 @@ export class ApiClient {
       schema: VisitorsPageSchema,
       what: 'The project',
       budget: this.#opts.budgets?.analytics,
+    });
+  }
+
+  /** Search terms, by hits, one cursor page (insights; src/api/insights-calls.ts). */
+  getSearchesPage(
+    q: insights.InsightsQuery,
+    opts: ReadOptions = {},
+  ): Promise<insights.SearchesPage> {
+    return this.#analytics(insights.searchesRead, q, opts);
+  }
+
+  /** Assistant turns, each `answered` or `unanswered`, one cursor page. */
+  getAssistantPage(
+    q: insights.InsightsQuery,
+    opts: ReadOptions = {},
+  ): Promise<insights.AssistantPage> {
+    return this.#analytics(insights.assistantRead, q, opts);
+  }
+
+  /** Feedback entries (thumbs, comments), one cursor page. */
+  getFeedbackPage(
+    q: insights.FeedbackQuery,
+    opts: ReadOptions = {},
+  ): Promise<insights.FeedbackPage> {
+    return this.#analytics(insights.feedbackRead, q, opts);
+  }
+
+  /** Thumbs up/down per page: one answer, no pagination beyond `limit`. */
+  getFeedbackByPage(
+    q: Omit<insights.FeedbackQuery, 'cursor'>,
+    opts: ReadOptions = {},
+  ): Promise<insights.FeedbackByPage> {
+    return this.#analytics(insights.feedbackByPageRead, q, opts);
+  }
+
+  /** An analytics read: the query's project (else the configured one), the shared budget. */
+  #analytics<Q extends { project?: string | undefined }, S extends z.ZodType>(
+    build: (project: string, q: Q) => insights.AnalyticsRead<S>,
+    q: Q,
+    opts: ReadOptions,
+  ): Promise<z.infer<S>> {
+    const project = q.project ?? opts.project ?? this.#opts.projectId;
+    return this.#call({
+      ...build(project, q),
+      method: 'GET',
+      project,
+      what: 'The project',
+      budget: this.#opts.budgets?.analytics,
+      signal: opts.signal,
+      retries: opts.retries,
+      timeoutMs: opts.timeoutMs,
     });
   }
 

@@ -22,6 +22,12 @@
 import { randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
+import {
+  InsightsData,
+  type InsightsKind,
+  insightsWrongShape,
+  isInsightsKind,
+} from './analytics-insights.ts';
 
 export type JobStatus = 'active' | 'completed' | 'archived' | 'failed';
 export interface AgentJob {
@@ -39,7 +45,7 @@ export interface EmulatedJob extends AgentJob {
 }
 export type JobField = keyof AgentJob | 'source.repository' | 'source.ref';
 
-export type RequestKind = 'create' | 'message' | 'get' | 'visitors';
+export type RequestKind = 'create' | 'message' | 'get' | 'visitors' | InsightsKind;
 export type Fault =
   /** Status faults answer before auth and validation, like a gateway. `tookEffect`: the backend
    * acted before the gateway failed (default: it did not). */
@@ -115,7 +121,7 @@ const HUMAN_SITE_FRACTION = 0.6;
 const AI_SITE_FRACTION = 0.45;
 
 /** 32-bit integer hash of three numbers (murmur3 finaliser rounds); deterministic across runs. */
-function hash3(a: number, b: number, c: number): number {
+export function hash3(a: number, b: number, c: number): number {
   return mix(mix(mix(0x9e3779b9, a), b), c) >>> 0;
 }
 
@@ -127,7 +133,7 @@ function mix(h: number, x: number): number {
 }
 
 /** Parses YYYY-MM-DD or ISO 8601 date-time to epoch ms, or null when it is not a real date. */
-function parseDate(s: string): number | null {
+export function parseDate(s: string): number | null {
   const m =
     /^(\d{4})-(\d{2})-(\d{2})(T\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?(Z|[+-]\d{2}:?\d{2})?)?$/.exec(
       s,
@@ -165,6 +171,8 @@ export class ApiEmulator {
   private readonly now: () => number;
   private site = { paths: [] as string[], seed: 1, base: [] as number[], popular: [] as boolean[] };
   private cache: { key: string; value: VisitorsTruth } | undefined;
+  /** Searches, assistant conversations and feedback (analytics-insights.ts): seeded, queryable. */
+  readonly insights: InsightsData;
 
   private constructor(
     server: Server,
@@ -175,6 +183,7 @@ export class ApiEmulator {
     this.url = url;
     this.opts = { ...opts, readOnlyKeys: opts.readOnlyKeys ?? [] };
     this.now = opts.now ?? Date.now;
+    this.insights = new InsightsData(this.now);
     this.setSite({ paths: 1200 });
     server.on('connection', (s) => {
       this.sockets.add(s);
@@ -395,6 +404,9 @@ export class ApiEmulator {
     if (v === 'v1' && area === 'analytics' && seg.length === 4 && job === 'visitors') {
       return method === 'GET' ? { kind: 'visitors', projectId, jobId: undefined } : undefined;
     }
+    const insight = v === 'v1' && area === 'analytics' ? insightsKind(seg.slice(3)) : undefined;
+    if (insight)
+      return method === 'GET' ? { kind: insight, projectId, jobId: undefined } : undefined;
     if (v !== 'v2' || area !== 'agent' || job !== 'job') return undefined;
     if (seg.length === 4 && method === 'POST') return { kind: 'create', projectId, jobId };
     if (seg.length === 5 && method === 'GET') return { kind: 'get', projectId, jobId };
@@ -425,13 +437,14 @@ export class ApiEmulator {
       return { status: 429, body: { error: 'Rate limit exceeded' }, headers };
     }
     if (fault.status === 400) {
-      const error = kind === 'visitors' ? 'Invalid query parameters' : 'Invalid request';
+      const analytics = kind === 'visitors' || isInsightsKind(kind);
+      const error = analytics ? 'Invalid query parameters' : 'Invalid request';
       return { status: 400, body: { error, details: fault.details } };
     }
     const defaults: Record<number, unknown> = {
       401: { error: 'Unauthorized' },
       403: { error: 'Forbidden' },
-      404: { error: kind === 'visitors' ? 'Not found' : 'Job not found' },
+      404: { error: kind === 'visitors' || isInsightsKind(kind) ? 'Not found' : 'Job not found' },
       500: { error: 'Internal server error' },
       // Gateways answer 502/503 with their own HTML page, not the API's JSON.
       502: '<html><body><h1>502 Bad Gateway</h1></body></html>',
@@ -441,6 +454,7 @@ export class ApiEmulator {
   }
 
   private wrongShape(kind: RequestKind | undefined, body: unknown): unknown {
+    if (isInsightsKind(kind)) return insightsWrongShape(kind);
     if (kind === 'visitors')
       return { totals: { human: '12', ai: null }, visitors: {}, hasMore: 'no' };
     return { ...(body as object), status: 'exploded', source: 'github' };
@@ -469,6 +483,7 @@ export class ApiEmulator {
     if (req.method === 'POST' && key !== this.opts.apiKey && !projectKey) {
       return { status: 403, body: { error: 'Forbidden: this API key is read-only' } };
     }
+    if (isInsightsKind(route.kind)) return this.insights.answer(route.kind, url.searchParams);
     if (route.kind === 'visitors') {
       return this.visitors(url.searchParams, fault !== undefined && 'shiftOrder' in fault);
     }
@@ -615,6 +630,12 @@ export class ApiEmulator {
     this.cache = { key, value };
     return value;
   }
+}
+
+function insightsKind(tail: string[]): InsightsKind | undefined {
+  const path = tail.join('/');
+  if (path === 'feedback/by-page') return 'feedbackByPage';
+  return path === 'searches' || path === 'assistant' || path === 'feedback' ? path : undefined;
 }
 
 function jobNotFound(): Reply {

@@ -1,0 +1,155 @@
+import type {
+  Conversation,
+  FeedbackEntry,
+  PageFeedback,
+  SearchRow,
+} from '../api/insights-schemas.ts';
+import { groupTopics, type Topic } from './topics.ts';
+
+/** Thresholds of the pure analyses; defaults are what `/insights` uses. */
+export interface InsightOptions {
+  /** A search is a gap with at least this many hits and a CTR at or below `maxCtr`. */
+  minSearchHits: number;
+  /** Click-through rate as a fraction 0..1; 0.05 = one click in twenty searches. */
+  maxCtr: number;
+  /** A page is "disliked" with at least this many thumbs down. */
+  minThumbsDown: number;
+  /** How many of each list to keep. */
+  topN: number;
+  /** Latest comments kept per disliked page. */
+  comments: number;
+}
+
+export const DEFAULT_INSIGHTS: InsightOptions = {
+  minSearchHits: 5,
+  maxCtr: 0.05,
+  minThumbsDown: 2,
+  topN: 5,
+  comments: 3,
+};
+
+/** Unanswered assistant questions grouped into topics (topics.ts), largest first. */
+export function questionGaps(conversations: readonly Conversation[], topN: number): Topic[] {
+  const unanswered = conversations.filter((c) => c.resolutionStatus === 'unanswered');
+  return groupTopics(unanswered.map((c) => ({ text: c.query, at: c.timestamp }))).slice(0, topN);
+}
+
+export interface SearchGap {
+  /** The searches' terms, grouped like questions: hits summed, CTR weighted by hits. */
+  topic: Topic;
+  hits: number;
+  ctr: number;
+  /** No search of the topic led to a click. */
+  noClicks: boolean;
+}
+
+/**
+ * Searches many made and (almost) nobody followed: `hits ≥ minSearchHits` and `ctr ≤ maxCtr`
+ * (or no clicked page at all), grouped into topics by the same rule as questions.
+ */
+export function searchGaps(rows: readonly SearchRow[], o: InsightOptions): SearchGap[] {
+  const weak = rows.filter(
+    (r) => r.hits >= o.minSearchHits && (r.ctr <= o.maxCtr || r.topClickedPage === null),
+  );
+  const byText = new Map(weak.map((r) => [r.searchQuery.trim(), r]));
+  const topics = groupTopics(
+    weak.map((r) => ({ text: r.searchQuery, count: r.hits, at: r.lastSearchedAt })),
+  );
+  return topics.slice(0, o.topN).map((topic) => {
+    const members = topic.variants.map((v) => byText.get(v.text)).filter((r) => r !== undefined);
+    const clicks = members.reduce((n, r) => n + r.ctr * r.hits, 0);
+    return {
+      topic,
+      hits: topic.count,
+      ctr: topic.count > 0 ? clicks / topic.count : 0,
+      noClicks: members.every((r) => r.topClickedPage === null || r.ctr === 0),
+    };
+  });
+}
+
+/** The most searched terms with their CTR and most clicked page, as the service ranks them. */
+export function topSearches(rows: readonly SearchRow[], topN: number): SearchRow[] {
+  return [...rows]
+    .sort((a, b) => b.hits - a.hits || (a.searchQuery < b.searchQuery ? -1 : 1))
+    .slice(0, topN);
+}
+
+export interface DislikedPage {
+  path: string;
+  thumbsDown: number;
+  thumbsUp: number;
+  /** Thumbs down over all thumbs, 0..1. */
+  downShare: number;
+  /** Newest first, verbatim (the Slack side escapes and cuts). */
+  comments: { text: string; at: string | null }[];
+}
+
+/**
+ * Pages with at least `minThumbsDown` thumbs down, most thumbs down first, then the larger
+ * share, then path; each with its latest negative comments from the feedback entries read.
+ */
+export function dislikedPages(
+  pages: readonly PageFeedback[],
+  entries: readonly FeedbackEntry[],
+  o: InsightOptions,
+): DislikedPage[] {
+  return pages
+    .filter((p) => p.thumbsDown >= o.minThumbsDown)
+    .map((p) => ({
+      path: p.path,
+      thumbsDown: p.thumbsDown,
+      thumbsUp: p.thumbsUp,
+      downShare: p.thumbsDown / (p.thumbsDown + p.thumbsUp),
+      comments: latestComments(entries, p.path, o.comments),
+    }))
+    .sort(
+      (a, b) =>
+        b.thumbsDown - a.thumbsDown || b.downShare - a.downShare || (a.path < b.path ? -1 : 1),
+    )
+    .slice(0, o.topN);
+}
+
+function latestComments(entries: readonly FeedbackEntry[], path: string, n: number) {
+  return entries
+    .filter((e) => e.path === path && e.helpful === false && e.comment && e.comment.trim() !== '')
+    .sort((a, b) => (b.createdAt ?? '').localeCompare(a.createdAt ?? ''))
+    .slice(0, n)
+    .map((e) => ({ text: (e.comment ?? '').trim(), at: e.createdAt }));
+}
+
+export interface Change {
+  current: number;
+  previous: number;
+  abs: number;
+  /** null when the previous value was 0 ("new"). */
+  pct: number | null;
+}
+
+export function change(current: number, previous: number): Change {
+  const abs = current - previous;
+  return { current, previous, abs, pct: previous === 0 ? null : (abs / previous) * 100 };
+}
+
+/** What a period's report counts, and what is compared with the previous period. */
+export interface PeriodCounts {
+  /** Search events (`totalSearches`). */
+  searches: number;
+  /** Assistant turns read, and how many of them were unanswered; null when not read in full. */
+  questions: number | null;
+  unanswered: number | null;
+  /** Thumbs down over the pages read; null when by-page was cut (`hasMore`). */
+  thumbsDown: number | null;
+}
+
+export function countsChange(
+  current: PeriodCounts,
+  previous: PeriodCounts | undefined,
+): Partial<Record<keyof PeriodCounts, Change>> {
+  const out: Partial<Record<keyof PeriodCounts, Change>> = {};
+  if (!previous) return out;
+  for (const k of ['searches', 'questions', 'unanswered', 'thumbsDown'] as const) {
+    const [c, p] = [current[k], previous[k]];
+    if (c !== null && p !== null) out[k] = change(c, p);
+  }
+  return out;
+}

@@ -1,0 +1,175 @@
+import { type Budget, HOUR_MS } from '../api/budget.ts';
+import { BudgetExhausted } from '../api/errors.ts';
+import type { SearchRow } from '../api/insights-schemas.ts';
+import type { Logger } from '../log.ts';
+import { apiParams, type DateRange, previousRange } from '../reports/range.ts';
+import {
+  type Change,
+  countsChange,
+  DEFAULT_INSIGHTS,
+  type DislikedPage,
+  dislikedPages,
+  type InsightOptions,
+  type PeriodCounts,
+  questionGaps,
+  type SearchGap,
+  searchGaps,
+  topSearches,
+} from './analyse.ts';
+import {
+  DEFAULT_INSIGHTS_MAX_REQUESTS,
+  planRequests,
+  type RequestPlan,
+  type Source,
+} from './plan.ts';
+import { type Coverage, PlannedReader, type StopReason } from './read.ts';
+import { type InsightsApi, readReport } from './sources.ts';
+import type { Topic } from './topics.ts';
+
+/** A period counts as closed (its data settled) this long after it ends. */
+export const SETTLE_MS = 6 * 3_600_000;
+const OPEN_CACHE_MS = 10 * 60_000;
+const CLOSED_CACHE_MS = 24 * 3_600_000;
+const MAX_CACHED = 64;
+
+export interface InsightsReport {
+  range: DateRange;
+  previous: DateRange;
+  project: string | undefined;
+  /** Unanswered assistant questions, grouped (topics.ts). */
+  questionGaps: Topic[];
+  searchGaps: SearchGap[];
+  disliked: DislikedPage[];
+  topSearches: SearchRow[];
+  counts: PeriodCounts;
+  /** `/feedback/by-page` answered only its first 100 pages (it has no pagination). */
+  feedbackPagesCut: boolean;
+  previousCounts: PeriodCounts | undefined;
+  changes: Partial<Record<keyof PeriodCounts, Change>>;
+  plan: RequestPlan;
+  coverage: Record<Source, Coverage>;
+  /** Requests sent for this report (0 when it came from the cache). */
+  requests: number;
+  /** Why reading stopped before the service said "no more", if it did. */
+  stoppedBy: StopReason | null;
+  /** The period had settled when built: cached for long, its counts reused as a "previous". */
+  closed: boolean;
+  generatedAt: number;
+}
+
+export interface InsightsServiceDeps {
+  api: InsightsApi;
+  /** The shared analytics budget: the plan fits in what is left of it. */
+  budget?: Pick<Budget, 'remaining' | 'status'> | undefined;
+  log: Logger;
+  maxRequests?: number;
+  options?: Partial<InsightOptions>;
+  now?: () => number;
+}
+
+/** The plan did not fit: not enough requests left this hour (or a cap below the core). */
+export class InsightsBudgetTooLow extends BudgetExhausted {
+  constructor(need: number, allowance: number, retryAt: Date) {
+    super('insights.plan', `The analytics budget (${allowance} left, ${need} needed)`, retryAt);
+  }
+}
+
+/**
+ * Builds insights reports for `/insights` and the digest, knowing nothing of Slack: plans
+ * the requests (plan.ts), reads within the plan (read.ts), analyses (analyse.ts). Closed
+ * periods are cached, and a closed period's counts serve as the next report's "previous".
+ */
+export function createInsightsService(deps: InsightsServiceDeps) {
+  const log = deps.log.child({ component: 'insights' });
+  const now = deps.now ?? Date.now;
+  const cap = deps.maxRequests ?? DEFAULT_INSIGHTS_MAX_REQUESTS;
+  const options = { ...DEFAULT_INSIGHTS, ...deps.options };
+  const reports = new Map<string, { report: InsightsReport; expiresAt: number }>();
+  const periodCounts = new Map<string, PeriodCounts>();
+  const keyOf = (r: DateRange, project: string | undefined) =>
+    `${project ?? ''}|${r.from}|${r.to}|${r.timeZone}`;
+  const isClosed = (r: DateRange) => Date.parse(apiParams(r).dateTo) + SETTLE_MS <= now();
+
+  async function build(range: DateRange, project?: string): Promise<InsightsReport> {
+    const key = keyOf(range, project);
+    const hit = reports.get(key);
+    if (hit && hit.expiresAt > now()) {
+      log.info({ range: key }, 'insights.cache_hit');
+      return hit.report;
+    }
+    const started = performance.now();
+    const previous = previousRange(range);
+    const cachedPrevious = periodCounts.get(keyOf(previous, project));
+    const plan = await makePlan(cachedPrevious !== undefined);
+    const reader = new PlannedReader(plan);
+    const periods = { range, previous, project };
+    const read = await readReport(deps.api, reader, periods, cachedPrevious);
+    const [current, before] = [read.current, read.previousCounts];
+    const closed = isClosed(range);
+    const report: InsightsReport = {
+      range,
+      previous,
+      project,
+      questionGaps: questionGaps(current.conversations, options.topN),
+      searchGaps: searchGaps(current.searches, options),
+      disliked: dislikedPages(current.byPage, current.feedback, options),
+      topSearches: topSearches(current.searches, options.topN),
+      counts: current.counts,
+      feedbackPagesCut: current.byPageCut,
+      previousCounts: before,
+      changes: countsChange(current.counts, before),
+      plan,
+      coverage: reader.coverage,
+      requests: reader.requests,
+      stoppedBy: reader.stoppedBy,
+      closed,
+      generatedAt: now(),
+    };
+    remember(key, report);
+    log.info(
+      {
+        range: key,
+        requests: reader.requests,
+        planned: plan.total,
+        stoppedBy: reader.stoppedBy,
+        previousCached: cachedPrevious !== undefined,
+        durationMs: Math.round(performance.now() - started),
+      },
+      'insights.built',
+    );
+    return report;
+  }
+
+  async function makePlan(previousCached: boolean): Promise<RequestPlan> {
+    const budgetLeft = deps.budget ? await deps.budget.remaining() : null;
+    const planned = planRequests({ cap, budgetLeft, previousCached });
+    if (planned.ok) return planned.plan;
+    // With none left the budget says when the next slot opens; with too few left it does not
+    // say when enough will be, but within the hour's window every slot taken frees again.
+    const next = deps.budget ? (await deps.budget.status()).nextSlotAt : null;
+    log.warn({ need: planned.need, allowance: planned.allowance }, 'insights.budget_too_low');
+    throw new InsightsBudgetTooLow(
+      planned.need,
+      planned.allowance,
+      new Date(next ?? now() + HOUR_MS),
+    );
+  }
+
+  /** Closed and fully read: kept a day, and its counts kept as a later report's "previous". */
+  function remember(key: string, report: InsightsReport): void {
+    const settled = report.closed && report.stoppedBy === null;
+    if (settled) {
+      periodCounts.set(key, report.counts);
+      if (periodCounts.size > MAX_CACHED) periodCounts.delete(periodCounts.keys().next().value!);
+    }
+    reports.set(key, {
+      report,
+      expiresAt: now() + (settled ? CLOSED_CACHE_MS : OPEN_CACHE_MS),
+    });
+    if (reports.size > MAX_CACHED) reports.delete(reports.keys().next().value!);
+  }
+
+  return { build };
+}
+
+export type InsightsService = ReturnType<typeof createInsightsService>;
