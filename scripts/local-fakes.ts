@@ -33,6 +33,7 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ApiEmulator } from '../test/fakes/api-emulator.ts';
+import { readManifestScopes } from '../src/manifest.ts';
 import { FakeSlack } from '../test/fakes/slack.ts';
 import type { Ctx } from './try/context.ts';
 import { route } from './try/control.ts';
@@ -41,6 +42,8 @@ import { HttpError, send } from './try/http.ts';
 
 const opts = options();
 const slack = await FakeSlack.start();
+// The app as the manifest installs it: `/agent doctor` finds every scope it asks for.
+slack.grantScopes(await readManifestScopes());
 const api = await ApiEmulator.start({ apiKey: DEV.apiKey, projectId: DEV.projectId });
 const ctx: Ctx = {
   slack,
