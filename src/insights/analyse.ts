@@ -4,7 +4,10 @@ import type {
   PageFeedback,
   SearchRow,
 } from '../api/insights-schemas.ts';
+import { type Change, change } from '../reports/aggregate.ts';
 import { groupTopics, type Topic } from './topics.ts';
+
+export type { Change };
 
 /** Thresholds of the pure analyses; defaults are what `/insights` uses. */
 export interface InsightOptions {
@@ -115,19 +118,6 @@ function latestComments(entries: readonly FeedbackEntry[], path: string, n: numb
     .sort((a, b) => (b.createdAt ?? '').localeCompare(a.createdAt ?? ''))
     .slice(0, n)
     .map((e) => ({ text: (e.comment ?? '').trim(), at: e.createdAt }));
-}
-
-export interface Change {
-  current: number;
-  previous: number;
-  abs: number;
-  /** null when the previous value was 0 ("new"). */
-  pct: number | null;
-}
-
-export function change(current: number, previous: number): Change {
-  const abs = current - previous;
-  return { current, previous, abs, pct: previous === 0 ? null : (abs / previous) * 100 };
 }
 
 /** What a period's report counts, and what is compared with the previous period. */
