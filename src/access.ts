@@ -51,6 +51,6 @@ export const OPEN_ACCESS: Access = createAccess({ users: undefined, channels: un
 /** What a refused person is told (only they see it). */
 export function refusalText(reason: 'user' | 'channel'): string {
   return reason === 'user'
-    ? "Sorry, you're not on the list of people who may use Docs Agent. Ask whoever runs it to add you."
-    : "Sorry, Docs Agent isn't enabled in this conversation. Try a channel where it is, or ask whoever runs it to add this one.";
+    ? "Sorry, you're not on the list of people who may use me. Ask whoever runs this bot to add you."
+    : "Sorry, I'm not enabled in this conversation. Try a channel where I am, or ask whoever runs this bot to enable this one.";
 }

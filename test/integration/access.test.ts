@@ -52,7 +52,7 @@ describe('access control (ALLOWED_USERS, ALLOWED_CHANNELS)', () => {
     expect(visitors.body).toMatchObject({ response_type: 'ephemeral' });
 
     const elsewhere = await h.command('Add a quickstart', { channel: OTHER_CHANNEL });
-    expect(String(elsewhere.body?.text)).toContain("isn't enabled in this conversation");
+    expect(String(elsewhere.body?.text)).toContain("I'm not enabled in this conversation");
 
     await sleep(300);
     expect(h.api.requests).toHaveLength(0);
