@@ -191,7 +191,8 @@ async function assemble(config: Config, opts: BotOptions, log: Logger, teardown:
   });
   const doctor = slackDoctor({
     config,
-    checkApi: () => api.checkAccess(),
+    checkApi: (projectId) => api.checkAccess(projectId),
+    projectFor: (teamId, channelId) => projects.forChannel(teamId, channelId),
     ping: () => store.ping(),
   });
   registerListeners(slack.app, {

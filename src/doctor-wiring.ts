@@ -14,6 +14,8 @@ export function doctorPorts(o: {
   checkApi: () => Promise<void>;
   database: () => Promise<string>;
   nodeVersion?: string;
+  /** The project checked (a channel's bound one); the configured one by default. */
+  projectId?: string;
 }): DoctorPorts {
   const slack = slackDoctorProbe(o.config.slack);
   return {
@@ -25,7 +27,7 @@ export function doctorPorts(o: {
     checkApi: o.checkApi,
     apiCost:
       'one analytics request of the 100 an hour; no agent use. Checked by reading a day of visitors',
-    projectId: o.config.api.projectId,
+    projectId: o.projectId ?? o.config.api.projectId,
     database: o.database,
     databaseLabel: databaseLabel(o.config.databaseUrl),
   };
@@ -75,22 +77,31 @@ export function configSecrets(config: Config): (string | undefined)[] {
     config.slack.appToken,
     config.slack.signingSecret,
     config.api.key,
+    ...Object.values(config.api.projectKeys),
     password,
   ];
 }
 
-/** `/agent doctor`: the running bot's checks, as one mrkdwn answer for the person asking. */
+/**
+ * `/agent doctor`: the running bot's checks, as one mrkdwn answer for the person asking. The
+ * API check reads the project of the channel it was asked in (`/agent project`).
+ */
 export function slackDoctor(o: {
   config: Config;
-  checkApi: () => Promise<void>;
+  checkApi: (projectId: string) => Promise<void>;
+  projectFor: (teamId: string, channelId: string) => Promise<string>;
   ping: () => Promise<void>;
-}): () => Promise<string> {
-  return async () => {
+}): (teamId: string, channelId: string) => Promise<string> {
+  return async (teamId, channelId) => {
     const database = async () => {
       await o.ping();
       return 'answers; schema migrated to the latest version at start';
     };
-    const checks = await runDoctor(doctorPorts({ ...o, database }));
+    const projectId = await o.projectFor(teamId, channelId);
+    const checkApi = () => o.checkApi(projectId);
+    const checks = await runDoctor(
+      doctorPorts({ config: o.config, checkApi, database, projectId }),
+    );
     const lines = redactSecrets(formatChecks(checks), configSecrets(o.config)).map(escapeMrkdwn);
     const verdict = allPassed(checks)
       ? 'All checks passed.'

@@ -110,6 +110,16 @@ describe('/agent project', () => {
     expect(h.logs).toContain('command.project_change');
   });
 
+  it("makes /agent doctor check the channel's own project, with its own key", async () => {
+    await ask(`project ${OTHER}`, { user: ADMIN });
+    const answer = await ask('doctor');
+    expect(answer).toContain(`project ${OTHER}: accepted`);
+    const [check] = h.api.requestsTo('visitors');
+    expect(check?.path).toBe(`/v1/analytics/${OTHER}/visitors`);
+    expect(check?.authorization).toBe(`Bearer ${OTHER_KEY}`);
+    expect(answer).not.toContain(OTHER_KEY);
+  });
+
   it('makes /visitors in a bound channel report on its project', async () => {
     await ask('project proj_blog', { user: ADMIN });
     await h.command('7d', { command: '/visitors' });

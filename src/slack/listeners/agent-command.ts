@@ -35,7 +35,7 @@ export function registerAgentCommand(
     jobStatus: JobStatus;
     projects: Projects;
     /** `/agent doctor`'s answer (src/doctor.ts, wired in the composition root). */
-    doctor?: () => Promise<string>;
+    doctor?: (teamId: string, channelId: string) => Promise<string>;
     log: Logger;
     inflight: Inflight;
     work: WorkQueue;
@@ -80,7 +80,7 @@ export function registerAgentCommand(
     const doctor = deps.doctor;
     if (doctor && DOCTOR.test(prompt)) {
       await ack();
-      const reply = async () => tell(await doctor());
+      const reply = async () => tell(await doctor(team_id, channel_id));
       if (!deps.work.offer('command.doctor', reply)) await reply();
       log.info({ channelId: channel_id, userId: user_id }, 'command.doctor');
       return;

@@ -25,7 +25,7 @@ export interface ListenerDeps {
   /** Which project a channel uses; `/agent project`. */
   projects: Projects;
   /** `/agent doctor`: the setup checks as one ephemeral answer. */
-  doctor?: () => Promise<string>;
+  doctor?: (teamId: string, channelId: string) => Promise<string>;
   /** The App Home (published on `app_home_opened`). */
   home?: HomePublisher;
   store: Store;
