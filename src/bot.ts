@@ -213,7 +213,8 @@ async function assemble(config: Config, opts: BotOptions, log: Logger, teardown:
     buttons,
     insights: {
       insights: createInsightsService({ api, budget: budgets.analytics, log }),
-      view: { docsBaseUrl: config.visitors.docsBaseUrl },
+      view: { docsBaseUrl: config.visitors.docsBaseUrl, drafts: true },
+      agentBudget: budgets.agentFor,
     },
   });
   slack.beforeAck(recordThreadReplies({ jobs, access, botUserId: () => slack.identity()?.userId }));

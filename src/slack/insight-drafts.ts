@@ -1,6 +1,6 @@
-import type { Button } from '@slack/types';
+import type { Button, ModalView } from '@slack/types';
 import { z } from 'zod';
-import { truncate } from '../mrkdwn.ts';
+import { escapeAndTruncate, truncate } from '../mrkdwn.ts';
 
 /**
  * "Draft it" on an insight: the evidence travels in the button's value (no report kept in
@@ -80,4 +80,62 @@ export function draftPrompt(seed: DraftSeed): string {
   const comments = (seed.comments ?? []).map((c) => `- "${oneLine(c)}"`);
   const said = comments.length > 0 ? ` Their latest comments:\n${comments.join('\n')}\n` : ' ';
   return `Readers gave the page ${example} ${times(seed.count)} a thumbs down.${said}Improve the page so it answers what they were looking for.`;
+}
+
+/** The draft form's callback id, and where its prompt input lives. */
+export const DRAFT_VIEW = 'insight_draft_form';
+export const DRAFT_INPUT = { block: 'draft', action: 'prompt' } as const;
+/** Slack's plain-text input takes at most 3,000 characters. */
+const INPUT_MAX = 3_000;
+
+export const DraftMetadata = z.object({
+  teamId: z.string().min(1),
+  channelId: z.string().min(1),
+  kind: DraftSeed.shape.kind,
+});
+export type DraftMetadata = z.infer<typeof DraftMetadata>;
+
+export interface DraftBudget {
+  projectId: string;
+  limit: number;
+  remaining: number;
+  nextSlotAt: number | null;
+}
+
+const clock = (ms: number) => `${new Date(ms).toISOString().slice(11, 16)} UTC`;
+
+/** What the form says of the agent budget of the channel's project. */
+export function budgetLine(b: DraftBudget): string {
+  const project = escapeAndTruncate(b.projectId, 100);
+  if (b.remaining > 0)
+    return `Agent budget: *${b.remaining}* of ${b.limit} uses left this hour for project \`${project}\`.`;
+  const next = b.nextSlotAt === null ? '' : ` The next one frees at ${clock(b.nextSlotAt)}.`;
+  return `:warning: Agent budget: none of ${b.limit} uses left this hour for project \`${project}\`.${next}`;
+}
+
+/** The "Draft it" form: the prompt written from the evidence, editable, and the budget. */
+export function draftModal(seed: DraftSeed, meta: DraftMetadata, budget: DraftBudget): ModalView {
+  return {
+    type: 'modal',
+    callback_id: DRAFT_VIEW,
+    private_metadata: JSON.stringify(meta),
+    title: { type: 'plain_text', text: 'Draft with the agent' },
+    submit: { type: 'plain_text', text: 'Start the agent' },
+    close: { type: 'plain_text', text: 'Cancel' },
+    blocks: [
+      {
+        type: 'input',
+        block_id: DRAFT_INPUT.block,
+        label: { type: 'plain_text', text: 'What the docs agent should do' },
+        element: {
+          type: 'plain_text_input',
+          action_id: DRAFT_INPUT.action,
+          multiline: true,
+          max_length: INPUT_MAX,
+          initial_value: truncate(draftPrompt(seed), INPUT_MAX),
+        },
+      },
+      { type: 'context', elements: [{ type: 'mrkdwn', text: budgetLine(budget) }] },
+    ],
+  };
 }
