@@ -8,6 +8,7 @@ import { startBackground, startRecoveryLoop } from './background.ts';
 import type { Config } from './config.ts';
 import { slackDoctor } from './doctor-wiring.ts';
 import { createInflight } from './inflight.ts';
+import { createInsightsService } from './insights/service.ts';
 import { createWatchControl } from './jobs/cancel.ts';
 import { createFollowUpForm } from './jobs/follow-up-form.ts';
 import type { BucketLimit } from './jobs/rate-limits.ts';
@@ -211,6 +212,11 @@ async function assemble(config: Config, opts: BotOptions, log: Logger, teardown:
     work,
     timeZone,
     buttons,
+    insights: {
+      insights: createInsightsService({ api, budget: budgets.analytics, log }),
+      view: { docsBaseUrl: config.visitors.docsBaseUrl, drafts: true },
+      agentBudget: budgets.agentFor,
+    },
   });
   slack.beforeAck(recordThreadReplies({ jobs, access, botUserId: () => slack.identity()?.userId }));
 

@@ -197,14 +197,25 @@ export function findButton(
   return buttonsOf(message).find((x) => x.button.action_id === actionId);
 }
 
-/** Every button in a message's actions blocks, in order. */
+/** Every button in a message's actions blocks and sections' accessories, in order. */
 export function buttonsOf(
   message: { blocks?: unknown[] } | undefined,
 ): Pick<ClickedButton, 'button' | 'blockId'>[] {
+  type B = {
+    type?: string;
+    block_id?: string;
+    elements?: Record<string, unknown>[];
+    accessory?: Record<string, unknown>;
+  };
   return (message?.blocks ?? [])
-    .map((b) => b as { type?: string; block_id?: string; elements?: Record<string, unknown>[] })
-    .filter((b) => b.type === 'actions')
-    .flatMap((b) => (b.elements ?? []).map((button) => ({ button, blockId: b.block_id ?? '' })));
+    .map((b) => b as B)
+    .flatMap((b) => {
+      const blockId = b.block_id ?? '';
+      if (b.type === 'actions') return (b.elements ?? []).map((button) => ({ button, blockId }));
+      if (b.type === 'section' && b.accessory?.type === 'button')
+        return [{ button: b.accessory, blockId }];
+      return [];
+    });
 }
 
 /** A `block_actions` payload as Slack sends it when someone clicks a button in a message. */

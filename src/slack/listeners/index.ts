@@ -14,6 +14,8 @@ import { registerHome } from '../home.ts';
 import { type ButtonDeps, registerActions } from './actions.ts';
 import { registerAgentCommand } from './agent-command.ts';
 import { registerDirectMessages } from './direct-messages.ts';
+import { type InsightDraftDeps, registerInsightDrafts } from './insight-drafts.ts';
+import { type InsightsCommandDeps, registerInsightsCommand } from './insights-command.ts';
 import { registerMentions } from './mentions.ts';
 import { registerThreadReplies } from './thread-replies.ts';
 import { registerVisitorsCommand } from './visitors-command.ts';
@@ -43,6 +45,8 @@ export interface ListenerDeps {
   work: WorkQueue;
   /** The root message's buttons and the follow-up form. */
   buttons: ButtonDeps;
+  /** `/insights` (the insights service, how its report links pages) and its Draft it form. */
+  insights?: Pick<InsightsCommandDeps, 'insights' | 'view'> & Pick<InsightDraftDeps, 'agentBudget'>;
 }
 
 /** One registration point per Slack surface. */
@@ -52,6 +56,10 @@ export function registerListeners(app: App, deps: ListenerDeps): void {
   registerMentions(app, deps);
   registerDirectMessages(app, deps);
   registerVisitorsCommand(app, deps);
+  if (deps.insights) {
+    registerInsightsCommand(app, { ...deps, ...deps.insights });
+    registerInsightDrafts(app, { ...deps, ...deps.insights });
+  }
   registerActions(app, deps);
   if (deps.home) registerHome(app, { home: deps.home, work: deps.work, log: deps.log });
   app.error(async (err) => {

@@ -1,0 +1,141 @@
+import type { Button, ModalView } from '@slack/types';
+import { z } from 'zod';
+import { escapeAndTruncate, truncate } from '../mrkdwn.ts';
+
+/**
+ * "Draft it" on an insight: the evidence travels in the button's value (no report kept in
+ * memory, so a click works on any replica and after a restart), and becomes the prompt the
+ * modal prefills. Pure.
+ */
+
+export const DRAFT_ACTION = 'insight_draft';
+/** Slack's limit on a button's value. */
+export const BUTTON_VALUE_MAX = 2_000;
+
+export const DraftSeed = z.object({
+  kind: z.enum(['question', 'search', 'page']),
+  index: z.number().int().nonnegative(),
+  count: z.number().int().nonnegative(),
+  /** The example question, the search term, or the page path: verbatim. */
+  example: z.string(),
+  ctr: z.number().min(0).max(1).optional(),
+  comments: z.array(z.string()).optional(),
+});
+export type DraftSeed = z.infer<typeof DraftSeed>;
+
+/**
+ * The seed as JSON within Slack's 2,000 characters: comments are dropped from the last and
+ * the example cut until it fits (JSON escaping can lengthen text, so it is measured).
+ */
+export function encodeSeed(seed: DraftSeed): string {
+  const s: DraftSeed = { ...seed, comments: seed.comments?.map((c) => truncate(c, 300)) };
+  let json = JSON.stringify(s);
+  while (json.length > BUTTON_VALUE_MAX && (s.comments?.length ?? 0) > 0) {
+    s.comments = s.comments?.slice(0, -1);
+    json = JSON.stringify(s);
+  }
+  let max = 600;
+  while (json.length > BUTTON_VALUE_MAX && max > 10) {
+    s.example = truncate(seed.example, max);
+    max = Math.floor(max / 2);
+    json = JSON.stringify(s);
+  }
+  return json;
+}
+
+export function decodeSeed(value: string): DraftSeed | undefined {
+  try {
+    const parsed = DraftSeed.safeParse(JSON.parse(value));
+    return parsed.success ? parsed.data : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+export function draftButton(seed: DraftSeed): Button {
+  return {
+    type: 'button',
+    action_id: `${DRAFT_ACTION}_${seed.kind}_${seed.index}`,
+    text: { type: 'plain_text', text: 'Draft it' },
+    value: encodeSeed(seed),
+  };
+}
+
+const times = (v: number) => (v === 1 ? 'once' : `${v.toLocaleString('en-US')} times`);
+const oneLine = (s: string) => s.replace(/\s+/g, ' ').trim();
+
+/** The prompt the modal prefills, written from the evidence; the person edits it. */
+export function draftPrompt(seed: DraftSeed): string {
+  const example = oneLine(seed.example);
+  if (seed.kind === 'question') {
+    return `Readers asked ${times(seed.count)} about this and the docs assistant could not answer; example question: "${example}". Add a page or a section that answers it, and link it from where readers would look.`;
+  }
+  if (seed.kind === 'search') {
+    const clicks =
+      seed.ctr === undefined || seed.ctr === 0
+        ? 'nobody clicked a result'
+        : `only ${Math.round(seed.ctr * 1000) / 10}% clicked a result`;
+    return `Readers searched the docs for "${example}" ${times(seed.count)} and ${clicks}. Add a page or a section that covers it, with the words readers use so search finds it.`;
+  }
+  const comments = (seed.comments ?? []).map((c) => `- "${oneLine(c)}"`);
+  const said = comments.length > 0 ? ` Their latest comments:\n${comments.join('\n')}\n` : ' ';
+  return `Readers gave the page ${example} ${times(seed.count)} a thumbs down.${said}Improve the page so it answers what they were looking for.`;
+}
+
+/** The draft form's callback id, and where its prompt input lives. */
+export const DRAFT_VIEW = 'insight_draft_form';
+export const DRAFT_INPUT = { block: 'draft', action: 'prompt' } as const;
+/** Slack's plain-text input takes at most 3,000 characters. */
+const INPUT_MAX = 3_000;
+
+export const DraftMetadata = z.object({
+  teamId: z.string().min(1),
+  channelId: z.string().min(1),
+  kind: DraftSeed.shape.kind,
+});
+export type DraftMetadata = z.infer<typeof DraftMetadata>;
+
+export interface DraftBudget {
+  projectId: string;
+  limit: number;
+  remaining: number;
+  nextSlotAt: number | null;
+}
+
+const clock = (ms: number) => `${new Date(ms).toISOString().slice(11, 16)} UTC`;
+
+/** What the form says of the agent budget of the channel's project. */
+export function budgetLine(b: DraftBudget): string {
+  const project = escapeAndTruncate(b.projectId, 100);
+  if (b.remaining > 0)
+    return `Agent budget: *${b.remaining}* of ${b.limit} uses left this hour for project \`${project}\`.`;
+  const next = b.nextSlotAt === null ? '' : ` The next one frees at ${clock(b.nextSlotAt)}.`;
+  return `:warning: Agent budget: none of ${b.limit} uses left this hour for project \`${project}\`.${next}`;
+}
+
+/** The "Draft it" form: the prompt written from the evidence, editable, and the budget. */
+export function draftModal(seed: DraftSeed, meta: DraftMetadata, budget: DraftBudget): ModalView {
+  return {
+    type: 'modal',
+    callback_id: DRAFT_VIEW,
+    private_metadata: JSON.stringify(meta),
+    title: { type: 'plain_text', text: 'Draft with the agent' },
+    submit: { type: 'plain_text', text: 'Start the agent' },
+    close: { type: 'plain_text', text: 'Cancel' },
+    blocks: [
+      {
+        type: 'input',
+        block_id: DRAFT_INPUT.block,
+        label: { type: 'plain_text', text: 'What the docs agent should do' },
+        element: {
+          type: 'plain_text_input',
+          action_id: DRAFT_INPUT.action,
+          multiline: true,
+          max_length: INPUT_MAX,
+          initial_value: truncate(draftPrompt(seed), INPUT_MAX),
+        },
+      },
+      { type: 'context', elements: [{ type: 'mrkdwn', text: budgetLine(budget) }] },
+    ],
+  };
+}

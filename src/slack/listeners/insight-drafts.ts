@@ -1,0 +1,155 @@
+import type {
+  AllMiddlewareArgs,
+  App,
+  SlackActionMiddlewareArgs,
+  SlackViewMiddlewareArgs,
+} from '@slack/bolt';
+import { z } from 'zod';
+import type { Budget } from '../../api/budget.ts';
+import type { Inflight } from '../../inflight.ts';
+import type { JobChat } from '../../jobs/ports.ts';
+import type { JobService } from '../../jobs/service.ts';
+import type { Logger } from '../../log.ts';
+import type { Projects } from '../../projects.ts';
+import type { Store } from '../../store/types.ts';
+import type { WorkQueue } from '../../work-queue.ts';
+import {
+  DRAFT_INPUT,
+  DRAFT_VIEW,
+  DraftMetadata,
+  decodeSeed,
+  draftModal,
+} from '../insight-drafts.ts';
+
+export interface InsightDraftDeps {
+  jobs: Pick<JobService, 'startJob'>;
+  projects: Pick<Projects, 'forChannel'>;
+  /** The agent budget of a project: shown in the form (startJob checks it again). */
+  agentBudget: (projectId: string) => Pick<Budget, 'status'>;
+  store: Pick<Store, 'claimEvent'>;
+  chat: Pick<JobChat, 'tellUser'>;
+  work: WorkQueue;
+  log: Logger;
+  inflight: Inflight;
+}
+
+const Click = z.object({
+  type: z.literal('block_actions'),
+  team: z.object({ id: z.string().min(1) }),
+  user: z.object({ id: z.string().min(1) }),
+  channel: z.object({ id: z.string().min(1) }),
+  trigger_id: z.string().min(1),
+  actions: z.array(z.object({ action_id: z.string(), value: z.string() })).length(1),
+});
+
+const Submission = z.object({
+  type: z.literal('view_submission'),
+  user: z.object({ id: z.string().min(1) }),
+  view: z.object({
+    id: z.string().min(1),
+    private_metadata: z.string(),
+    state: z.object({
+      values: z.object({
+        [DRAFT_INPUT.block]: z.object({
+          [DRAFT_INPUT.action]: z.object({ value: z.string().nullish() }),
+        }),
+      }),
+    }),
+  }),
+});
+
+const STALE =
+  'This button is out of date (the bot has changed since the report was posted). Run `/insights` again, or use `/agent`.';
+const FORM_FAILED =
+  "I couldn't open the form (Slack said the click was too old). Please click Draft it again.";
+const EMPTY = 'Write what the docs agent should do.';
+const NOT_RECORDED = "I couldn't record this (a storage error). Please submit it again.";
+const BUSY = "I'm very busy right now and couldn't start the job. Please use `/agent` in a minute.";
+
+/** One job per form, however often Slack sends its submission. */
+export const draftKey = (viewId: string) => `insight_draft:${viewId}`;
+
+/**
+ * "Draft it" on an insights report: the click opens a form (right after the ack: a trigger
+ * id lasts 3 s) with a prompt written from the evidence the button carries and the agent
+ * budget of the channel's project; the submission starts a job as `/agent` would, once per
+ * form (claimed durably on the view id before anything starts).
+ */
+export function registerInsightDrafts(app: App, deps: InsightDraftDeps): void {
+  const log = deps.log.child({ component: 'insight-drafts' });
+
+  async function onClick(args: SlackActionMiddlewareArgs & AllMiddlewareArgs): Promise<void> {
+    await args.ack();
+    const tell = (text: string) =>
+      args
+        .respond({ response_type: 'ephemeral', replace_original: false, text })
+        .catch((err: unknown) => log.warn({ err }, 'insight_draft.answer_failed'));
+    const parsed = Click.safeParse(args.body);
+    const seed = parsed.success ? decodeSeed(parsed.data.actions[0]!.value) : undefined;
+    if (!parsed.success || !seed) {
+      log.warn({ issues: parsed.error?.issues.slice(0, 3) }, 'insight_draft.stale');
+      return void (await tell(STALE));
+    }
+    const { team, channel, user, trigger_id } = parsed.data;
+    const meta = { teamId: team.id, channelId: channel.id, kind: seed.kind };
+    try {
+      const projectId = await deps.projects.forChannel(team.id, channel.id);
+      const status = await deps.agentBudget(projectId).status();
+      const view = draftModal(seed, meta, { projectId, ...status });
+      await args.client.views.open({ trigger_id, view });
+      log.info({ channelId: channel.id, userId: user.id, kind: seed.kind }, 'insight_draft.opened');
+    } catch (err) {
+      log.warn({ err, channelId: channel.id }, 'insight_draft.form_not_opened');
+      await tell(FORM_FAILED);
+    }
+  }
+
+  async function onSubmit(args: SlackViewMiddlewareArgs & AllMiddlewareArgs): Promise<void> {
+    const fail = (error: string) =>
+      args.ack({ response_action: 'errors', errors: { [DRAFT_INPUT.block]: error } });
+    const parsed = Submission.safeParse(args.body);
+    const meta = parsed.success ? readMetadata(parsed.data.view.private_metadata) : undefined;
+    if (!parsed.success || !meta) {
+      log.warn({ issues: parsed.error?.issues.slice(0, 3) }, 'insight_draft.malformed');
+      return fail('This form is out of date. Close it and click Draft it again.');
+    }
+    const { view, user } = parsed.data;
+    const prompt = (view.state.values[DRAFT_INPUT.block]?.[DRAFT_INPUT.action]?.value ?? '').trim();
+    if (!prompt) return fail(EMPTY);
+    const claimed = await deps.store.claimEvent([draftKey(view.id)], Date.now()).catch((err) => {
+      log.error({ err, viewId: view.id }, 'insight_draft.claim_failed');
+      return null;
+    });
+    if (claimed === null) return fail(NOT_RECORDED);
+    await args.ack();
+    if (!claimed) {
+      log.info({ viewId: view.id, userId: user.id }, 'insight_draft.duplicate');
+      return;
+    }
+    const tell = (text: string) =>
+      deps.chat.tellUser({ channelId: meta.channelId, userId: user.id, text });
+    const req = { teamId: meta.teamId, channelId: meta.channelId, userId: user.id, prompt };
+    log.info(
+      { viewId: view.id, channelId: meta.channelId, kind: meta.kind },
+      'insight_draft.submitted',
+    );
+    if (!deps.work.offer('job.start', () => deps.jobs.startJob(req, tell))) {
+      log.warn({ viewId: view.id }, 'insight_draft.busy');
+      await tell(BUSY).catch((err: unknown) => log.warn({ err }, 'insight_draft.answer_failed'));
+    }
+  }
+
+  app.action({ type: 'block_actions', action_id: /^insight_draft_/ }, (args) =>
+    deps.inflight.track(onClick(args)),
+  );
+  app.view(DRAFT_VIEW, (args) => deps.inflight.track(onSubmit(args)));
+}
+
+function readMetadata(raw: string): DraftMetadata | undefined {
+  try {
+    const parsed = DraftMetadata.safeParse(JSON.parse(raw));
+    return parsed.success ? parsed.data : undefined;
+  } catch {
+    return undefined;
+  }
+}

@@ -1,0 +1,123 @@
+import type { App, SlackCommandMiddlewareArgs } from '@slack/bolt';
+import type { WebClient } from '@slack/web-api';
+import { ChatError, NOT_IN_CHANNEL_CODES } from '../../chat-errors.ts';
+import type { Inflight } from '../../inflight.ts';
+import type { InsightsReport, InsightsService } from '../../insights/service.ts';
+import { conversationKind, kindFromChannelName, notInChannelText } from '../../invite-hint.ts';
+import type { Logger } from '../../log.ts';
+import type { Projects } from '../../projects.ts';
+import { describeReportFailure } from '../../reports/failures.ts';
+import { parseVisitorsArgs } from '../../reports/range.ts';
+import { toChatError } from '../chat.ts';
+import { type InsightsView, insightsMessage } from '../insights-blocks.ts';
+import { readCommand } from './command-payload.ts';
+
+/** Past this, the requester gets a short "working on it" note. */
+const SLOW_MS = 2_500;
+/** Marks an insights report's message. */
+export const INSIGHTS_EVENT = 'docs_insights_report';
+/** Refusals a plain message would get too. */
+const CANNOT_POST = new Set([...NOT_IN_CHANNEL_CODES, 'is_archived', 'invalid_auth']);
+
+export interface InsightsCommandDeps {
+  insights: Pick<InsightsService, 'build'>;
+  projects: Pick<Projects, 'binding'>;
+  log: Logger;
+  timeZone: string;
+  inflight: Inflight;
+  view: InsightsView;
+  botName?: () => string | undefined;
+}
+
+/**
+ * `/insights [7d|30d|Nd|FROM TO]`: the range rules and errors of `/visitors` (answered in the
+ * ack, nothing fetched); otherwise ack at once, build for the channel's project, and post.
+ */
+export function registerInsightsCommand(app: App, deps: InsightsCommandDeps): void {
+  const log = deps.log.child({ component: 'insights-command' });
+  async function onInsights(args: SlackCommandMiddlewareArgs & { client: WebClient }) {
+    const { command, ack, respond, client } = args;
+    const payload = await readCommand(command, ack, log);
+    if (!payload) return;
+    const { text, team_id, channel_id, user_id, channel_name } = payload;
+    const parsed = parseVisitorsArgs(text, new Date(), deps.timeZone);
+    if (!parsed.ok) {
+      log.info({ channelId: channel_id, userId: user_id }, 'insights.bad_arguments');
+      await ack({
+        response_type: 'ephemeral',
+        text: parsed.error.replace(/\/visitors/g, '/insights'),
+      });
+      return;
+    }
+    await ack();
+    const tell = (reply: string) =>
+      respond({ response_type: 'ephemeral', replace_original: false, text: reply });
+    const slow = setTimeout(() => {
+      tell('Working on your insights report…').catch((err: unknown) =>
+        log.warn({ err }, 'insights.note_failed'),
+      );
+    }, SLOW_MS);
+    try {
+      const bound = await deps.projects.binding(team_id, channel_id);
+      const report = await deps.insights.build(parsed.range, bound?.projectId);
+      await postInsights(client, channel_id, report, deps.view, log);
+      log.info(
+        { channelId: channel_id, from: parsed.range.from, to: parsed.range.to },
+        'insights.posted',
+      );
+    } catch (err) {
+      if (err instanceof ChatError) {
+        log.warn({ err, channelId: channel_id }, 'insights.post_failed');
+        await tell(
+          NOT_IN_CHANNEL_CODES.has(err.code)
+            ? notInChannelText(
+                'post the report',
+                conversationKind(channel_id, kindFromChannelName(channel_name)),
+                deps.botName?.(),
+              )
+            : `I couldn't post the report here (${err.code}). Please try again.`,
+        );
+      } else {
+        log.warn({ err, channelId: channel_id }, 'insights.failed');
+        await tell(describeReportFailure(err));
+      }
+    } finally {
+      clearTimeout(slow);
+    }
+  }
+  app.command('/insights', (args) => deps.inflight.track(onInsights(args)));
+}
+
+/**
+ * Posts the report's blocks with its plain `text`; if Slack refuses the blocks (and would
+ * take a plain message), the text alone goes out, so the summary is not lost.
+ */
+async function postInsights(
+  client: WebClient,
+  channel: string,
+  report: InsightsReport,
+  view: InsightsView,
+  log: Logger,
+): Promise<void> {
+  const message = insightsMessage(report, view);
+  const base = {
+    channel,
+    text: message.text,
+    unfurl_links: false,
+    unfurl_media: false,
+    metadata: { event_type: INSIGHTS_EVENT, event_payload: { from: report.range.from } },
+  };
+  try {
+    await client.chat.postMessage({ ...base, blocks: message.blocks });
+    return;
+  } catch (err) {
+    const e = toChatError(err);
+    if (!e.answered || CANNOT_POST.has(e.code)) throw e;
+    log.warn({ err: e, channelId: channel }, 'insights.blocks_refused');
+  }
+  try {
+    await client.chat.postMessage(base);
+  } catch (err) {
+    throw toChatError(err);
+  }
+}

@@ -1,0 +1,198 @@
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { ROTATE_KEY_QUESTIONS } from '../fakes/analytics-insights-seed.ts';
+import { CHANNEL, Harness, PROJECT, USER } from '../helpers/harness.ts';
+import { eventually } from '../helpers/net.ts';
+import { slackLimitProblems } from '../helpers/slack-limits.ts';
+
+let h: Harness;
+beforeEach(async () => {
+  h = await Harness.create({ mode: 'http', env: { DOCS_BASE_URL: 'https://docs.acme.com' } });
+  await h.start();
+});
+afterEach(async () => {
+  await h.close();
+});
+
+const INSIGHT_KINDS = ['searches', 'assistant', 'feedback', 'feedbackByPage'] as const;
+const insightRequests = () => INSIGHT_KINDS.flatMap((k) => h.api.requestsTo(k));
+const jobRoots = () => h.roots().filter((m) => m.metadata?.event_type !== 'docs_insights_report');
+const reports = () =>
+  h.slack.history(CHANNEL).filter((m) => m.metadata?.event_type === 'docs_insights_report');
+
+describe('/insights', () => {
+  it('posts the report with the seeded gaps, disliked pages and top searches', async () => {
+    const ack = await h.command('14d', { command: '/insights' });
+    expect(ack.status).toBe(200);
+    expect(ack.body).toBeNull();
+    const [report] = await eventually(
+      () => (reports().length ? reports() : undefined),
+      'report',
+      10_000,
+    );
+    expect(report?.text).toMatch(
+      /^Docs insights: .* \(UTC\): \d+ content gaps, \d+ pages readers disliked, [\d,]+ searches\.$/,
+    );
+    expect(slackLimitProblems(report!)).toEqual([]);
+    // What Slack shows (a button's value is data it never renders).
+    const blocks = JSON.stringify(report?.blocks, (k, v) => (k === 'value' ? undefined : v));
+    expect(blocks).toContain('Content gaps');
+    expect(blocks).toContain('Asked *14 times* and the assistant could not answer');
+    expect(ROTATE_KEY_QUESTIONS.some((q) => blocks.includes(`“${q}”`))).toBe(true);
+    expect(blocks).toContain('“rotate api key”');
+    expect(blocks).toContain('Pages readers disliked');
+    expect(blocks).toContain(
+      '<https://docs.acme.com/guides/authentication|/guides/authentication>',
+    );
+    // The seeded comment pings nobody: escaped.
+    expect(blocks).toContain('confusing &amp; wrong &lt;!channel&gt;');
+    expect(blocks).not.toContain('<!channel>');
+    expect(blocks).toContain('Top searches');
+    expect(blocks).toContain('most clicked: <https://docs.acme.com/quickstart|/quickstart>');
+    expect(blocks).toContain('share at least 60% of their words');
+    expect(h.logs).toContain('insights.posted');
+    await h.slack.dump('slack-view-out/insights.json');
+  });
+
+  it.each([
+    ['yesterday', "don't understand"],
+    ['2026-01-01 2026-06-01', '90 days'],
+  ])('answers "/insights %s" with what is wrong, fetching nothing', async (text, problem) => {
+    const ack = await h.command(text, { command: '/insights' });
+    expect(ack.body).toMatchObject({ response_type: 'ephemeral' });
+    const reply = String(ack.body?.text);
+    expect(reply.toLowerCase()).toContain(problem);
+    expect(reply).toContain('/insights 30d');
+    expect(insightRequests()).toHaveLength(0);
+    expect(reports()).toHaveLength(0);
+  });
+
+  it('tells the user plainly when the API fails, and posts nothing', async () => {
+    h.api.inject('searches', {
+      status: 400,
+      details: [{ path: ['dateFrom'], message: 'Invalid date' }],
+    });
+    const ack = await h.command('7d', { command: '/insights' });
+    const reply = await h.slack.waitForResponse(
+      (r) => r.id === ack.responseUrl.split('/').pop(),
+      10_000,
+    );
+    expect(reply.body).toMatchObject({ response_type: 'ephemeral' });
+    expect(JSON.stringify(reply.body)).toContain('Invalid date');
+    expect(reports()).toHaveLength(0);
+    expect(h.logs).toContain('insights.failed');
+  });
+
+  it('says when the analytics budget refreshes, sending nothing', async () => {
+    const store = await h.openStore();
+    const now = Date.now();
+    for (let i = 0; i < 100; i++)
+      await store.takeBudgetSlot('analytics', now - 20 * 60_000 + i, 3_600_000, 100);
+    await store.close();
+    const ack = await h.command('7d', { command: '/insights' });
+    const reply = await h.slack.waitForResponse(
+      (r) => r.id === ack.responseUrl.split('/').pop(),
+      5_000,
+    );
+    expect(JSON.stringify(reply.body)).toContain('analytics budget');
+    expect(JSON.stringify(reply.body)).toContain('refreshes at');
+    expect(insightRequests()).toHaveLength(0);
+  });
+});
+
+describe('Draft it', () => {
+  async function posted() {
+    await h.command('14d', { command: '/insights' });
+    const [report] = await eventually(
+      () => (reports().length ? reports() : undefined),
+      'report',
+      10_000,
+    );
+    return report!;
+  }
+
+  it('opens a form with a prompt from the evidence and the budget, and starts exactly one job with the edited prompt', async () => {
+    const report = await posted();
+    expect(slackLimitProblems(report)).toEqual([]);
+    const click = await h.click(report.ts, 'insight_draft_question_0');
+    expect(click.status).toBe(200);
+    const opened = await eventually(() => h.slack.views[0], 'views.open');
+    expect(opened.user).toBe(USER);
+    const view = opened.view;
+    const shown = JSON.stringify(view.blocks);
+    expect(shown).toContain(
+      'Readers asked 14 times about this and the docs assistant could not answer',
+    );
+    expect(ROTATE_KEY_QUESTIONS.some((q) => shown.includes(q))).toBe(true);
+    expect(shown).toContain('100* of 100 uses left this hour for project');
+    expect(h.api.requestsTo('create')).toHaveLength(0);
+
+    const empty = await h.submitView(view, { draft: { prompt: '  ' } });
+    expect(empty.body).toMatchObject({
+      response_action: 'errors',
+      errors: { draft: expect.stringContaining('Write what the docs agent') },
+    });
+
+    const edited = 'Add a page on rotating API keys <without> downtime & link it';
+    const sent = await h.submitView(view, { draft: { prompt: edited } });
+    expect(sent.status).toBe(200);
+    expect(sent.body?.response_action).toBeUndefined();
+    const create = await eventually(() => h.api.requestsTo('create')[0], 'the create');
+    expect(create.body).toMatchObject({ prompt: edited });
+    await eventually(() => jobRoots()[0], 'the root');
+    // Slack sent the same submission again: still one job.
+    await h.submitView(view, { draft: { prompt: edited } });
+    await eventually(() => h.logs.includes('insight_draft.duplicate'), 'the duplicate seen');
+    expect(h.api.requestsTo('create')).toHaveLength(1);
+    expect(jobRoots()).toHaveLength(1);
+    await h.slack.dump('slack-view-out/insights-draft.json');
+  });
+
+  it('shows a spent agent budget in the form, and the submission starts nothing (budget first)', async () => {
+    const store = await h.openStore();
+    const now = Date.now();
+    for (let i = 0; i < 100; i++)
+      await store.takeBudgetSlot(`agent:${PROJECT}`, now - 10 * 60_000 + i, 3_600_000, 100);
+    await store.close();
+    const report = await posted();
+    await h.click(report.ts, 'insight_draft_search_0');
+    const { view } = await eventually(() => h.slack.views[0], 'views.open');
+    const shown = JSON.stringify(view.blocks);
+    expect(shown).toContain('none of 100 uses left this hour');
+    expect(shown).toContain('Readers searched the docs for \\"rotate api key\\"');
+    await h.submitView(view, { draft: { prompt: 'Cover key rotation' } });
+    await eventually(
+      () => h.slack.ephemerals.find((e) => e.user === USER && /budget/i.test(e.text ?? '')),
+      'the budget answer',
+    );
+    expect(h.api.requestsTo('create')).toHaveLength(0);
+  });
+
+  it('prefills a disliked page with its thumbs down and latest comments', async () => {
+    const report = await posted();
+    await h.click(report.ts, 'insight_draft_page_0');
+    const { view } = await eventually(() => h.slack.views[0], 'views.open');
+    const shown = JSON.stringify(view.blocks);
+    expect(shown).toContain('Readers gave the page /guides/authentication');
+    expect(shown).toContain('Their latest comments');
+  });
+
+  it('answers a button whose value cannot be read, opening nothing', async () => {
+    const report = await posted();
+    const broken = {
+      ...report,
+      blocks: report.blocks?.map((b) => {
+        const s = b as { accessory?: { value?: string } };
+        return s.accessory ? { ...s, accessory: { ...s.accessory, value: '{"kind":"nope"}' } } : b;
+      }),
+    };
+    const msg = h.slack.history(CHANNEL).find((m) => m.ts === report.ts)!;
+    msg.blocks = broken.blocks;
+    const click = await h.click(report.ts, 'insight_draft_search_0');
+    await eventually(() => h.slack.responses.find((r) => r.id === click.responseId), 'the answer');
+    expect(
+      JSON.stringify(h.slack.responses.find((r) => r.id === click.responseId)?.body),
+    ).toContain('out of date');
+    expect(h.slack.views).toHaveLength(0);
+    expect(h.logs).toContain('insight_draft.stale');
+  });
+});
