@@ -1,19 +1,16 @@
 import type { App, SlackCommandMiddlewareArgs } from '@slack/bolt';
 import type { WebClient } from '@slack/web-api';
-import { ChatError, NOT_IN_CHANNEL_CODES } from '../../chat-errors.ts';
+import { NOT_IN_CHANNEL_CODES } from '../../chat-errors.ts';
 import type { Inflight } from '../../inflight.ts';
 import type { InsightsReport, InsightsService } from '../../insights/service.ts';
-import { conversationKind, kindFromChannelName, notInChannelText } from '../../invite-hint.ts';
 import type { Logger } from '../../log.ts';
 import type { Projects } from '../../projects.ts';
-import { describeReportFailure } from '../../reports/failures.ts';
 import { parseVisitorsArgs } from '../../reports/range.ts';
 import { toChatError } from '../chat.ts';
 import { type InsightsView, insightsMessage } from '../insights-blocks.ts';
 import { readCommand } from './command-payload.ts';
+import { runReportCommand } from './report-command.ts';
 
-/** Past this, the requester gets a short "working on it" note. */
-const SLOW_MS = 2_500;
 /** Marks an insights report's message. */
 export const INSIGHTS_EVENT = 'docs_insights_report';
 /** Refusals a plain message would get too. */
@@ -52,38 +49,23 @@ export function registerInsightsCommand(app: App, deps: InsightsCommandDeps): vo
     await ack();
     const tell = (reply: string) =>
       respond({ response_type: 'ephemeral', replace_original: false, text: reply });
-    const slow = setTimeout(() => {
-      tell('Working on your insights report…').catch((err: unknown) =>
-        log.warn({ err }, 'insights.note_failed'),
-      );
-    }, SLOW_MS);
-    try {
-      const bound = await deps.projects.binding(team_id, channel_id);
-      const report = await deps.insights.build(parsed.range, bound?.projectId);
-      await postInsights(client, channel_id, report, deps.view, log);
-      log.info(
-        { channelId: channel_id, from: parsed.range.from, to: parsed.range.to },
-        'insights.posted',
-      );
-    } catch (err) {
-      if (err instanceof ChatError) {
-        log.warn({ err, channelId: channel_id }, 'insights.post_failed');
-        await tell(
-          NOT_IN_CHANNEL_CODES.has(err.code)
-            ? notInChannelText(
-                'post the report',
-                conversationKind(channel_id, kindFromChannelName(channel_name)),
-                deps.botName?.(),
-              )
-            : `I couldn't post the report here (${err.code}). Please try again.`,
+    await runReportCommand({
+      event: 'insights',
+      slowNote: 'Working on your insights report…',
+      channel: { id: channel_id, name: channel_name },
+      tell,
+      log,
+      botName: deps.botName,
+      run: async () => {
+        const bound = await deps.projects.binding(team_id, channel_id);
+        const report = await deps.insights.build(parsed.range, bound?.projectId);
+        await postInsights(client, channel_id, report, deps.view, log);
+        log.info(
+          { channelId: channel_id, from: parsed.range.from, to: parsed.range.to },
+          'insights.posted',
         );
-      } else {
-        log.warn({ err, channelId: channel_id }, 'insights.failed');
-        await tell(describeReportFailure(err));
-      }
-    } finally {
-      clearTimeout(slow);
-    }
+      },
+    });
   }
   app.command('/insights', (args) => deps.inflight.track(onInsights(args)));
 }

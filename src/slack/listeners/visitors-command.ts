@@ -1,17 +1,12 @@
 import type { App, SlackCommandMiddlewareArgs } from '@slack/bolt';
-import { ChatError, NOT_IN_CHANNEL_CODES } from '../../chat-errors.ts';
 import type { Inflight } from '../../inflight.ts';
-import { conversationKind, kindFromChannelName, notInChannelText } from '../../invite-hint.ts';
 import type { Logger } from '../../log.ts';
 import type { Projects } from '../../projects.ts';
-import { describeReportFailure } from '../../reports/failures.ts';
 import type { ReportPoster } from '../../reports/ports.ts';
 import { addDays, parseVisitorsArgs } from '../../reports/range.ts';
 import type { ReportService } from '../../reports/service.ts';
 import { readCommand } from './command-payload.ts';
-
-/** Past this, the requester gets a short "working on it" note. */
-const SLOW_MS = 2_500;
+import { runReportCommand } from './report-command.ts';
 
 /**
  * `/visitors [7d|30d|FROM TO]`: bad arguments are answered in the ack with the accepted
@@ -44,42 +39,27 @@ export function registerVisitorsCommand(
     await ack();
     const tell = (reply: string) =>
       respond({ response_type: 'ephemeral', replace_original: false, text: reply });
-    const slow = setTimeout(() => {
-      tell('Working on your traffic report…').catch((err: unknown) =>
-        log.warn({ err }, 'visitors.note_failed'),
-      );
-    }, SLOW_MS);
-    try {
-      const bound = await deps.projects.binding(team_id, channel_id);
-      const report = await deps.reports.build(args.range, bound?.projectId);
-      await deps.poster.postReport(channel_id, report, {
-        title: 'Docs traffic',
-        // Named by the last day included, as the title shows it.
-        fileKey: `${args.range.from}_${addDays(args.range.to, -1)}-${Date.now()}`,
-      });
-      log.info(
-        { channelId: channel_id, from: args.range.from, to: args.range.to },
-        'visitors.posted',
-      );
-    } catch (err) {
-      if (err instanceof ChatError) {
-        log.warn({ err, channelId: channel_id }, 'visitors.post_failed');
-        await tell(
-          NOT_IN_CHANNEL_CODES.has(err.code)
-            ? notInChannelText(
-                'post the report',
-                conversationKind(channel_id, kindFromChannelName(channel_name)),
-                deps.botName?.(),
-              )
-            : `I couldn't post the report here (${err.code}). Please try again.`,
+    await runReportCommand({
+      event: 'visitors',
+      slowNote: 'Working on your traffic report…',
+      channel: { id: channel_id, name: channel_name },
+      tell,
+      log,
+      botName: deps.botName,
+      run: async () => {
+        const bound = await deps.projects.binding(team_id, channel_id);
+        const report = await deps.reports.build(args.range, bound?.projectId);
+        await deps.poster.postReport(channel_id, report, {
+          title: 'Docs traffic',
+          // Named by the last day included, as the title shows it.
+          fileKey: `${args.range.from}_${addDays(args.range.to, -1)}-${Date.now()}`,
+        });
+        log.info(
+          { channelId: channel_id, from: args.range.from, to: args.range.to },
+          'visitors.posted',
         );
-      } else {
-        log.warn({ err, channelId: channel_id }, 'visitors.failed');
-        await tell(describeReportFailure(err));
-      }
-    } finally {
-      clearTimeout(slow);
-    }
+      },
+    });
   }
   app.command('/visitors', (args) => deps.inflight.track(onVisitors(args)));
 }
