@@ -265,6 +265,26 @@ export class Harness {
     };
   }
 
+  /**
+   * Runs `/agent <prompt>` and waits for the job to exist and the root message to show it
+   * (Working); returns the root and the emulator's job.
+   */
+  async startJob(prompt = 'Add a quickstart for the Python SDK', o: { user?: string } = {}) {
+    const n = this.roots().length;
+    const ack = await this.command(prompt, o);
+    if (ack.status !== 200) throw new Error(`/agent was answered ${ack.status}`);
+    const root = await eventually(() => this.roots()[n], 'root message');
+    const job = await eventually(() => this.api.createdJobs()[n], 'job creation');
+    await eventually(
+      () =>
+        this.slack
+          .callsTo('chat.update')
+          .some((c) => c.args.ts === root.ts && String(c.args.text).startsWith('Working')),
+      'root shows the job',
+    );
+    return { root, job };
+  }
+
   /** A person replies in a thread: the message lands in Slack, then Slack sends the event. */
   async reply(
     threadTs: string,

@@ -13,22 +13,7 @@ afterEach(async (ctx) => {
   await h.close();
 });
 
-/** Runs /agent and waits for the job to exist and the root message to show it. */
-async function startJob(prompt = 'Add a quickstart for the Python SDK') {
-  const n = h.roots().length;
-  const ack = await h.command(prompt);
-  expect(ack.status).toBe(200);
-  const root = await eventually(() => h.roots()[n], 'root message');
-  const job = await eventually(() => h.api.createdJobs()[n], 'job creation');
-  await eventually(
-    () =>
-      h.slack
-        .callsTo('chat.update')
-        .some((c) => c.args.ts === root.ts && String(c.args.text).startsWith('Working')),
-    'root update',
-  );
-  return { root, job };
-}
+const startJob = (prompt?: string) => h.startJob(prompt);
 
 const texts = (ms: { text: string }[]) => ms.map((m) => m.text);
 /** Everything the bot sent as messages or message updates, as one string to search. */

@@ -13,20 +13,7 @@ afterEach(async (ctx) => {
   await h.close();
 });
 
-async function startJob(prompt: string, user = USER) {
-  const n = h.roots().length;
-  await h.command(prompt, { user });
-  const root = await eventually(() => h.roots()[n], 'root message');
-  const job = await eventually(() => h.api.createdJobs()[n], 'job');
-  await eventually(
-    () =>
-      h.slack
-        .callsTo('chat.update')
-        .some((c) => c.args.ts === root.ts && String(c.args.text).startsWith('Working')),
-    'root shows the job',
-  );
-  return { root, job };
-}
+const startJob = (prompt: string, user = USER) => h.startJob(prompt, { user });
 
 const publishes = (user = USER) =>
   h.slack.callsTo('views.publish').filter((c) => c.args.user_id === user && c.status === 200);

@@ -5,11 +5,9 @@ import type { Inflight } from '../../inflight.ts';
 import type { InsightsReport, InsightsService } from '../../insights/service.ts';
 import type { Logger } from '../../log.ts';
 import type { Projects } from '../../projects.ts';
-import { parseVisitorsArgs } from '../../reports/range.ts';
 import { toChatError } from '../chat.ts';
 import { type InsightsView, insightsMessage } from '../insights-blocks.ts';
-import { readCommand } from './command-payload.ts';
-import { runReportCommand } from './report-command.ts';
+import { handleReportCommand } from './report-command.ts';
 
 /** Marks an insights report's message. */
 export const INSIGHTS_EVENT = 'docs_insights_report';
@@ -32,41 +30,19 @@ export interface InsightsCommandDeps {
  */
 export function registerInsightsCommand(app: App, deps: InsightsCommandDeps): void {
   const log = deps.log.child({ component: 'insights-command' });
-  async function onInsights(args: SlackCommandMiddlewareArgs & { client: WebClient }) {
-    const { command, ack, respond, client } = args;
-    const payload = await readCommand(command, ack, log);
-    if (!payload) return;
-    const { text, team_id, channel_id, user_id, channel_name } = payload;
-    const parsed = parseVisitorsArgs(text, new Date(), deps.timeZone);
-    if (!parsed.ok) {
-      log.info({ channelId: channel_id, userId: user_id }, 'insights.bad_arguments');
-      await ack({
-        response_type: 'ephemeral',
-        text: parsed.error.replace(/\/visitors/g, '/insights'),
-      });
-      return;
-    }
-    await ack();
-    const tell = (reply: string) =>
-      respond({ response_type: 'ephemeral', replace_original: false, text: reply });
-    await runReportCommand({
+  const onInsights = (args: SlackCommandMiddlewareArgs & { client: WebClient }) =>
+    handleReportCommand(args, {
       event: 'insights',
       slowNote: 'Working on your insights report…',
-      channel: { id: channel_id, name: channel_name },
-      tell,
+      timeZone: deps.timeZone,
       log,
+      projects: deps.projects,
       botName: deps.botName,
-      run: async () => {
-        const bound = await deps.projects.binding(team_id, channel_id);
-        const report = await deps.insights.build(parsed.range, bound?.projectId);
-        await postInsights(client, channel_id, report, deps.view, log);
-        log.info(
-          { channelId: channel_id, from: parsed.range.from, to: parsed.range.to },
-          'insights.posted',
-        );
+      post: async ({ range, projectId, channelId }) => {
+        const report = await deps.insights.build(range, projectId);
+        await postInsights(args.client, channelId, report, deps.view, log);
       },
     });
-  }
   app.command('/insights', (args) => deps.inflight.track(onInsights(args)));
 }
 
