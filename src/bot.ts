@@ -8,6 +8,7 @@ import { startBackground, startRecoveryLoop } from './background.ts';
 import type { Config } from './config.ts';
 import { slackDoctor } from './doctor-wiring.ts';
 import { createInflight } from './inflight.ts';
+import { insightsPart } from './insights/digest-part.ts';
 import { createInsightsService } from './insights/service.ts';
 import { createWatchControl } from './jobs/cancel.ts';
 import { createFollowUpForm } from './jobs/follow-up-form.ts';
@@ -19,13 +20,14 @@ import { createLogger, type Logger } from './log.ts';
 import { createMetrics, type Metrics } from './metrics.ts';
 import { probeEndpoints } from './probes.ts';
 import { createProjects } from './projects.ts';
-import { type DigestDeps, startDigest } from './reports/digest.ts';
+import { type DigestDeps, startDigest, trafficPart } from './reports/digest.ts';
 import { keepingHeadlines } from './reports/headline.ts';
 import { createReportService } from './reports/service.ts';
 import { registerAccessControl } from './slack/access-middleware.ts';
 import { createSlackApp, type SlackApp } from './slack/app.ts';
 import { createSlackJobChat } from './slack/chat.ts';
 import { createHomePublisher, refreshingHome } from './slack/home.ts';
+import { createSlackInsightsPoster } from './slack/insights-poster.ts';
 import { registerListeners } from './slack/listeners/index.ts';
 import { recordThreadReplies } from './slack/listeners/thread-replies.ts';
 import { createSlackReportPoster } from './slack/report-poster.ts';
@@ -167,6 +169,12 @@ async function assemble(config: Config, opts: BotOptions, log: Logger, teardown:
     log.child({ component: 'report-poster' }),
     { docsBaseUrl: config.visitors.docsBaseUrl },
   );
+  const insights = createInsightsService({ api, budget: budgets.analytics, log });
+  const insightsPoster = createSlackInsightsPoster(
+    slack.app.client,
+    log.child({ component: 'insights-poster' }),
+    { docsBaseUrl: config.visitors.docsBaseUrl, drafts: true },
+  );
   const timeZone = config.digest.timeZone;
   const work = createWorkQueue({ ...(opts.work ?? FOLLOW_ON_WORK), inflight, log });
   const jobStatus = createJobStatus({ store, budget: budgets.agentFor, projects });
@@ -212,18 +220,18 @@ async function assemble(config: Config, opts: BotOptions, log: Logger, teardown:
     work,
     timeZone,
     buttons,
-    insights: {
-      insights: createInsightsService({ api, budget: budgets.analytics, log }),
-      view: { docsBaseUrl: config.visitors.docsBaseUrl, drafts: true },
-      agentBudget: budgets.agentFor,
-    },
+    insights: { insights, insightsPoster, agentBudget: budgets.agentFor },
   });
   slack.beforeAck(recordThreadReplies({ jobs, access, botUserId: () => slack.identity()?.userId }));
 
   await slack.start();
   const digestChannel = config.digest.channel;
   if (digestChannel) {
-    const deps = { store, reports, poster, log, owner };
+    const parts = [
+      trafficPart(reports, poster),
+      insightsPart(insights, insightsPoster, log.child({ component: 'digest' })),
+    ];
+    const deps = { store, parts, log, owner };
     teardown.add('digest', startWeeklyDigest(digestChannel, config, opts, deps));
   }
   // A shutdown stops taking work first, then waits for the work already taken.
@@ -240,7 +248,7 @@ function startWeeklyDigest(
   channelId: string,
   config: Config,
   opts: BotOptions,
-  deps: Pick<DigestDeps, 'store' | 'reports' | 'poster' | 'log' | 'owner'>,
+  deps: Pick<DigestDeps, 'store' | 'parts' | 'log' | 'owner'>,
 ): () => void {
   const digest = startDigest({
     ...deps,

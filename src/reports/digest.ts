@@ -2,7 +2,7 @@ import { Cron } from 'croner';
 import type { Logger } from '../log.ts';
 import type { Store } from '../store/types.ts';
 import type { ReportPoster } from './ports.ts';
-import { digestPeriod } from './range.ts';
+import { type DateRange, digestPeriod } from './range.ts';
 import type { ReportService } from './service.ts';
 
 /** A run down for longer than this missed its digest for good (the issue's rule). */
@@ -15,10 +15,44 @@ export const STALE_CLAIM_MS = 15 * 60_000;
  */
 export const RETRY_MS = 5 * 60_000;
 
+/**
+ * One message of the digest (the traffic report, the insights section), posted in order.
+ * Each is recognised in the channel on its own, so a run that died between two posts the
+ * rest, and never one twice.
+ */
+export interface DigestPart {
+  /** Names the part in log lines. */
+  name: string;
+  /** Whether this part of the period's digest is in the channel already (since `sinceMs`). */
+  inChannel(channelId: string, periodKey: string, sinceMs: number): Promise<boolean>;
+  /** Builds the part for the period; what it returns posts it. */
+  build(range: DateRange, periodKey: string): Promise<(channelId: string) => Promise<void>>;
+}
+
+/** The traffic report with its chart and CSV: the digest's first part. */
+export function trafficPart(
+  reports: Pick<ReportService, 'build'>,
+  poster: ReportPoster,
+): DigestPart {
+  const fileKey = (periodKey: string) => `digest-${periodKey}`;
+  return {
+    name: 'traffic',
+    inChannel: (channelId, key, sinceMs) => poster.hasReport(channelId, fileKey(key), sinceMs),
+    async build(range, key) {
+      const report = await reports.build(range);
+      return (channelId) =>
+        poster.postReport(channelId, report, {
+          title: 'Weekly docs traffic',
+          fileKey: fileKey(key),
+        });
+    },
+  };
+}
+
 export interface DigestDeps {
   store: Pick<Store, 'claimDigest' | 'heartbeatDigest' | 'markDigestPosted'>;
-  reports: ReportService;
-  poster: ReportPoster;
+  /** What the digest posts, in order. */
+  parts: readonly DigestPart[];
   log: Logger;
   channelId: string;
   cron: string;
@@ -90,13 +124,24 @@ export function startDigest(deps: DigestDeps): Digest {
     }
   }
 
+  /** The parts a run that died left unposted; logs the ones already in the channel. */
+  async function missingParts(key: string): Promise<DigestPart[]> {
+    const since = now() - 8 * 86_400_000;
+    const missing: DigestPart[] = [];
+    for (const part of deps.parts) {
+      if (await part.inChannel(deps.channelId, key, since)) {
+        log.info({ period: key, part: part.name }, 'digest.part_in_channel');
+      } else missing.push(part);
+    }
+    return missing;
+  }
+
   async function runFor(scheduledAt: Date): Promise<'posted' | 'skipped' | 'failed'> {
     let key = '?';
     try {
       const period = digestPeriod(scheduledAt, deps.timeZone);
       key = period.key;
       const { range } = period;
-      const fileKey = `digest-${key}`;
       const claim = await deps.store.claimDigest(deps.channelId, key, deps.owner, now(), staleMs);
       if (claim.state === 'posted') {
         log.info({ period: key }, 'digest.already_posted');
@@ -109,26 +154,24 @@ export function startDigest(deps: DigestDeps): Digest {
         later(scheduledAt, staleMs + 1_000, 'claimed elsewhere');
         return 'skipped';
       }
-      // A stale claim may have posted before dying: look before posting again.
-      if (
-        claim.state === 'stale' &&
-        (await deps.poster.hasReport(deps.channelId, fileKey, now() - 8 * 86_400_000))
-      ) {
+      // A stale claim may have posted some parts before dying: look before posting again.
+      const parts = claim.state === 'stale' ? await missingParts(key) : deps.parts;
+      if (parts.length === 0) {
         await deps.store.markDigestPosted(deps.channelId, key, deps.owner, now());
         log.info({ period: key }, 'digest.already_in_channel');
         return 'skipped';
       }
       const started = performance.now();
-      const report = await alive(key, () => deps.reports.build(range));
-      // Whoever holds the claim now posts: if it was taken over while we built, not us.
-      if (!(await deps.store.heartbeatDigest(deps.channelId, key, deps.owner, now()))) {
-        log.warn({ period: key }, 'digest.claim_lost');
-        return 'skipped';
+      for (const part of parts) {
+        const post = await alive(key, () => part.build(range, key));
+        // Whoever holds the claim now posts: if it was taken over while we built, not us.
+        if (!(await deps.store.heartbeatDigest(deps.channelId, key, deps.owner, now()))) {
+          log.warn({ period: key, part: part.name }, 'digest.claim_lost');
+          return 'skipped';
+        }
+        await post(deps.channelId);
+        log.info({ period: key, part: part.name }, 'digest.part_posted');
       }
-      await deps.poster.postReport(deps.channelId, report, {
-        title: 'Weekly docs traffic',
-        fileKey,
-      });
       await deps.store.markDigestPosted(deps.channelId, key, deps.owner, now());
       log.info(
         { period: key, durationMs: Math.round(performance.now() - started) },

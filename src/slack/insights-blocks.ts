@@ -34,9 +34,22 @@ const n = (v: number) => v.toLocaleString('en-US');
 const pct = (fraction: number) => `${Math.round(fraction * 1000) / 10}%`;
 const times = (v: number) => (v === 1 ? 'once' : `${n(v)} times`);
 
-export function insightsMessage(report: InsightsReport, view: InsightsView = {}): Message {
+/** How much of the report a message holds: the digest's section leaves out top searches. */
+export interface InsightsShape {
+  /** "Docs insights" for `/insights`; the digest's section says "Weekly docs insights". */
+  title?: string;
+  /** Top searches are listed (`/insights`); the digest's section keeps to gaps and pages. */
+  topSearches?: boolean;
+}
+
+export function insightsMessage(
+  report: InsightsReport,
+  view: InsightsView = {},
+  shape: InsightsShape = {},
+): Message {
   const path = (p: string) => pagePath(p, view.docsBaseUrl);
-  const title = `Docs insights: ${formatRange(report.range)}`;
+  const name = shape.title ?? 'Docs insights';
+  const title = `${name}: ${formatRange(report.range)}`;
   const blocks: KnownBlock[] = [
     { type: 'header', text: { type: 'plain_text', text: truncate(title, 150) } },
     { type: 'section', fields: countFields(report) },
@@ -53,17 +66,21 @@ export function insightsMessage(report: InsightsReport, view: InsightsView = {})
     ...gapBlocks(report, view.drafts === true),
     { type: 'divider' },
     ...dislikedBlocks(report.disliked, path, view.drafts === true),
-    { type: 'divider' },
-    ...listSections('*Top searches*', topSearchLines(report.topSearches, path)),
+    ...(shape.topSearches === false
+      ? []
+      : [
+          { type: 'divider' } as const,
+          ...listSections('*Top searches*', topSearchLines(report.topSearches, path)),
+        ]),
     { type: 'context', elements: footnotes(report).map((text) => ({ type: 'mrkdwn', text })) },
   ];
-  return { text: insightsText(report), blocks };
+  return { text: insightsText(report, name), blocks };
 }
 
 /** The message's plain `text`: what notifications and screen readers get. */
-export function insightsText(report: InsightsReport): string {
+export function insightsText(report: InsightsReport, name = 'Docs insights'): string {
   const gaps = report.questionGaps.length + report.searchGaps.length;
-  return `Docs insights: ${formatRange(report.range)} (${report.range.timeZone}): ${n(gaps)} content gaps, ${n(report.disliked.length)} pages readers disliked, ${n(report.counts.searches)} searches.`;
+  return `${name}: ${formatRange(report.range)} (${report.range.timeZone}): ${n(gaps)} content gaps, ${n(report.disliked.length)} pages readers disliked, ${n(report.counts.searches)} searches.`;
 }
 
 const COUNT_NAMES: Record<keyof PeriodCounts, string> = {

@@ -7,6 +7,7 @@ import type { ReportPoster } from '../reports/ports.ts';
 import { formatRange } from '../reports/range.ts';
 import type { Report } from '../reports/service.ts';
 import { toChatError } from './chat.ts';
+import { historyHas, markedWith } from './history.ts';
 import { type ReportView, reportMessage } from './report-blocks.ts';
 import { plainReport } from './report-plain.ts';
 
@@ -89,32 +90,16 @@ export function createSlackReportPoster(
       }
     },
 
-    async hasReport(channelId: string, fileKey: string, sinceMs: number) {
+    hasReport(channelId: string, fileKey: string, sinceMs: number) {
       const wanted = fileName(fileKey, 'png');
-      let cursor: string | undefined;
-      do {
-        const res = await client.conversations
-          .history({
-            channel: channelId,
-            oldest: String(sinceMs / 1000),
-            limit: 200,
-            include_all_metadata: true,
-            ...(cursor ? { cursor } : {}),
-          })
-          .catch((err: unknown) => {
-            throw toChatError(err);
-          });
-        const posted = res.messages?.some(
-          (m) =>
-            m.files?.some((f) => f.name === wanted) ||
-            (m.metadata?.event_type === REPORT_EVENT &&
-              (m.metadata.event_payload as Record<string, unknown> | undefined)?.file_key ===
-                fileKey),
-        );
-        if (posted) return true;
-        cursor = res.response_metadata?.next_cursor || undefined;
-      } while (cursor);
-      return false;
+      return historyHas(
+        client,
+        channelId,
+        sinceMs,
+        (m) =>
+          m.files?.some((f) => f.name === wanted) === true ||
+          markedWith(m, REPORT_EVENT)?.file_key === fileKey,
+      );
     },
   };
 }

@@ -1,13 +1,22 @@
 import { Writable } from 'node:stream';
-import { WebClient } from '@slack/web-api';
 import { afterEach, describe, expect, it } from 'vitest';
 import { type Bot, type BotOptions, startBot } from '../../src/bot.ts';
 import { loadConfig } from '../../src/config.ts';
 import { digestPeriod, formatRange } from '../../src/reports/range.ts';
-import { Harness, SECRETS } from '../helpers/harness.ts';
+import {
+  asBot,
+  claimedBy as claimedByIn,
+  cronAt,
+  DIGEST,
+  insightsPostedBy,
+  insightsSections as insightsSectionsOf,
+  missedAnHourAgo as missedHarness,
+  trafficReports,
+} from '../helpers/digest.ts';
+import { Harness } from '../helpers/harness.ts';
 import { eventually, freePort, sleep } from '../helpers/net.ts';
+import { slackLimitProblems } from '../helpers/slack-limits.ts';
 
-const DIGEST = 'C0DIGEST';
 let h: Harness;
 const extra: Bot[] = [];
 const extraLogs: string[] = [];
@@ -36,27 +45,15 @@ async function secondInstance(opts: Pick<BotOptions, 'digest'> = {}): Promise<Bo
 
 /** A harness whose digest was due an hour ago (so it is caught up at start). */
 async function missedAnHourAgo(): Promise<Date> {
-  const missed = new Date(Date.now() - 3_600_000);
-  h = await Harness.create({ env: { DIGEST_CHANNEL: DIGEST, DIGEST_CRON: cronAt(missed) } });
-  return missed;
+  const made = await missedHarness();
+  h = made.h;
+  return made.missed;
 }
-
-/** Another process's claim on the period, taken at `at`, left behind in the database. */
-async function claimedBy(owner: string, key: string, at: number): Promise<void> {
-  const store = await h.openStore();
-  await store.claimDigest(DIGEST, key, owner, at, 60_000);
-  await store.close();
-}
+const claimedBy = (owner: string, key: string, at: number) => claimedByIn(h, owner, key, at);
 
 const digests = () => h.slack.history(DIGEST).filter((m) => m.files?.length);
-/** The report messages themselves (blocks, text, marker); the files follow each one. */
-const reportMessages = () =>
-  h.slack.history(DIGEST).filter((m) => m.metadata?.event_type === 'docs_traffic_report');
-
-/** A cron for a fixed UTC instant each year (minute hour day month). */
-function cronAt(at: Date): string {
-  return `${at.getUTCMinutes()} ${at.getUTCHours()} ${at.getUTCDate()} ${at.getUTCMonth() + 1} *`;
-}
+const reportMessages = () => trafficReports(h);
+const insightsSections = () => insightsSectionsOf(h);
 
 describe('weekly digest', () => {
   it('posts once per period with two instances on one database, and not again after a restart', async () => {
@@ -73,6 +70,19 @@ describe('weekly digest', () => {
     );
     expect(reportMessages()[0]?.text).toContain(`Weekly docs traffic: ${formatRange(range)}`);
     expect(`${h.logs}${extraLogs.join('')}`).toMatch(/digest\.(claimed_elsewhere|already_posted)/);
+    // Under the traffic report and its files: the insights section, once, with its buttons.
+    expect(insightsSections()).toHaveLength(1);
+    const section = insightsSections()[0]!;
+    const order = h.slack.history(DIGEST).map((m) => m.ts);
+    expect(order.indexOf(section.ts)).toBe(order.length - 1);
+    expect(section.text).toContain(`Weekly docs insights: ${formatRange(range)}`);
+    expect(slackLimitProblems(section)).toEqual([]);
+    const shown = JSON.stringify(section.blocks);
+    expect(shown).toContain('Content gaps');
+    expect(shown).toContain('Pages readers disliked');
+    expect(shown).toContain('insight_draft_question_0');
+    expect(shown).toContain('insight_draft_page_0');
+    expect(shown).not.toContain('Top searches');
 
     await h.stopBot();
     for (const b of extra.splice(0)) await b.stop();
@@ -144,15 +154,16 @@ describe('weekly digest', () => {
     const missed = await missedAnHourAgo();
     const { key } = digestPeriod(missed, 'UTC');
     await claimedBy('dead-replica', key, Date.now() - 3_600_000);
-    const slack = new WebClient(SECRETS.botToken, { slackApiUrl: h.slack.url });
+    const slack = asBot(h);
     await slack.chat.postMessage({
       channel: DIGEST,
       text: 'Weekly docs traffic',
       metadata: { event_type: 'docs_traffic_report', event_payload: { file_key: `digest-${key}` } },
     });
+    await insightsPostedBy(slack, key);
     await h.start();
     await eventually(() => h.logs.includes('digest.already_in_channel'), 'the channel check');
-    expect(h.slack.history(DIGEST)).toHaveLength(1);
+    expect(h.slack.history(DIGEST)).toHaveLength(2);
   });
 
   it('does not post again for a stale claim whose digest already reached the channel', async () => {
@@ -160,12 +171,13 @@ describe('weekly digest', () => {
     const { key } = digestPeriod(missed, 'UTC');
     // A replica claimed the period an hour ago, posted, and died before marking it posted.
     await claimedBy('dead-replica', key, Date.now() - 3_600_000);
-    const slack = new WebClient(SECRETS.botToken, { slackApiUrl: h.slack.url });
+    const slack = asBot(h);
     await slack.filesUploadV2({
       channel_id: DIGEST,
       initial_comment: 'Weekly docs traffic',
       file_uploads: [{ file: Buffer.from('png'), filename: `docs-traffic-digest-${key}.png` }],
     });
+    await insightsPostedBy(slack, key);
     await h.start();
     await sleep(1_500);
     expect(digests()).toHaveLength(1);

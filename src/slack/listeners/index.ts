@@ -45,8 +45,9 @@ export interface ListenerDeps {
   work: WorkQueue;
   /** The root message's buttons and the follow-up form. */
   buttons: ButtonDeps;
-  /** `/insights` (the insights service, how its report links pages) and its Draft it form. */
-  insights?: Pick<InsightsCommandDeps, 'insights' | 'view'> & Pick<InsightDraftDeps, 'agentBudget'>;
+  /** `/insights` (the insights service and how its report is posted) and its Draft it form. */
+  insights?: Pick<InsightsCommandDeps, 'insights' | 'insightsPoster'> &
+    Pick<InsightDraftDeps, 'agentBudget'>;
 }
 
 /** One registration point per Slack surface. */

@@ -1,0 +1,19 @@
+import type { InsightsReport } from './service.ts';
+
+/** How an insights report reaches a channel. The Slack implementation is in `src/slack/`. */
+export interface InsightsPoster {
+  /**
+   * Posts the report with its plain-text fallback. `key` marks the message, so that a post
+   * can be recognised in the channel later (the digest's crash check); `section` posts the
+   * digest's shorter form, titled `title`.
+   */
+  post(
+    channelId: string,
+    report: InsightsReport,
+    opts?: { key?: string; title?: string; section?: boolean },
+  ): Promise<void>;
+  /** Posts, where the report would have been, why it could not be built. */
+  postUnavailable(channelId: string, text: string, opts: { key: string }): Promise<void>;
+  /** Whether a message marked with `key` was posted in the channel since `sinceMs`. */
+  has(channelId: string, key: string, sinceMs: number): Promise<boolean>;
+}

@@ -1,0 +1,45 @@
+import type { WebClient } from '@slack/web-api';
+import { toChatError } from './chat.ts';
+
+type HistoryMessage = NonNullable<
+  Awaited<ReturnType<WebClient['conversations']['history']>>['messages']
+>[number];
+
+/**
+ * Whether a top-level message of the channel posted since `sinceMs` matches `wanted`, read
+ * page by page with the messages' metadata. How a report already in the channel is
+ * recognised after a crash, so that it is not posted twice.
+ */
+export async function historyHas(
+  client: WebClient,
+  channelId: string,
+  sinceMs: number,
+  wanted: (m: HistoryMessage) => boolean,
+): Promise<boolean> {
+  let cursor: string | undefined;
+  do {
+    const res = await client.conversations
+      .history({
+        channel: channelId,
+        oldest: String(sinceMs / 1000),
+        limit: 200,
+        include_all_metadata: true,
+        ...(cursor ? { cursor } : {}),
+      })
+      .catch((err: unknown) => {
+        throw toChatError(err);
+      });
+    if (res.messages?.some(wanted)) return true;
+    cursor = res.response_metadata?.next_cursor || undefined;
+  } while (cursor);
+  return false;
+}
+
+/** The metadata payload of a message marked with `eventType`; undefined for any other. */
+export function markedWith(
+  m: HistoryMessage,
+  eventType: string,
+): Record<string, unknown> | undefined {
+  if (m.metadata?.event_type !== eventType) return undefined;
+  return (m.metadata.event_payload as Record<string, unknown> | undefined) ?? {};
+}

@@ -1,0 +1,108 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { digestPeriod } from '../../src/reports/range.ts';
+import {
+  asBot,
+  claimedBy,
+  DIGEST,
+  insightsSections as insightsSectionsOf,
+  missedAnHourAgo,
+  trafficReports,
+} from '../helpers/digest.ts';
+import type { Harness } from '../helpers/harness.ts';
+import { eventually, sleep } from '../helpers/net.ts';
+
+/** The weekly digest's insights section: its own part of the once-per-period guarantee. */
+
+let h: Harness;
+afterEach(async () => {
+  await h.close();
+});
+
+const insightsSections = () => insightsSectionsOf(h);
+const trafficFiles = () => h.slack.history(DIGEST).filter((m) => m.files?.length);
+const INSIGHT_KINDS = ['searches', 'assistant', 'feedback', 'feedbackByPage'] as const;
+const insightRequests = () => INSIGHT_KINDS.flatMap((k) => h.api.requestsTo(k));
+
+describe('weekly digest: insights section', () => {
+  it('posts only the insights section when a dead replica posted the traffic report', async () => {
+    let missed: Date;
+    ({ h, missed } = await missedAnHourAgo());
+    const { key } = digestPeriod(missed, 'UTC');
+    await claimedBy(h, 'dead-replica', key, Date.now() - 3_600_000);
+    await asBot(h).chat.postMessage({
+      channel: DIGEST,
+      text: 'Weekly docs traffic',
+      metadata: { event_type: 'docs_traffic_report', event_payload: { file_key: `digest-${key}` } },
+    });
+    await h.start();
+    await eventually(() => h.logs.includes('digest.posted'), 'the digest run');
+    expect(insightsSections()).toHaveLength(1);
+    expect(trafficReports(h)).toHaveLength(1);
+    // The traffic report was recognised, not rebuilt: not one visitors request.
+    expect(h.api.requestsTo('visitors')).toHaveLength(0);
+    expect(h.logs).toMatch(/"part":"traffic".*"digest\.part_in_channel"/);
+    await h.stopBot();
+    await h.start();
+    await sleep(1_000);
+    expect(insightsSections()).toHaveLength(1);
+  });
+
+  it('retries a failed insights section alone: one traffic report, one section', async () => {
+    ({ h } = await missedAnHourAgo());
+    h.api.inject('searches', { status: 503 }, 3); // the first build fails after its retries
+    await h.start({ digest: { staleClaimMs: 500, retryMs: 500 } });
+    await eventually(() => insightsSections().length === 1, 'the retried section', 10_000);
+    expect(h.logs).toMatch(/"part":"traffic".*"digest\.part_posted"/);
+    expect(h.logs).toContain('digest.failed');
+    expect(h.logs).toMatch(/"part":"traffic".*"digest\.part_in_channel"/);
+    await sleep(1_000);
+    expect(trafficReports(h)).toHaveLength(1);
+    expect(trafficFiles()).toHaveLength(1);
+    expect(insightsSections()).toHaveLength(1);
+    // Under the traffic report and its files.
+    const order = h.slack.history(DIGEST).map((m) => m.ts);
+    expect(order.indexOf(insightsSections()[0]!.ts)).toBe(order.length - 1);
+  });
+
+  it('says why in its place when the API refuses insights for good, and does not retry', async () => {
+    ({ h } = await missedAnHourAgo());
+    h.api.inject('searches', { status: 403 }, 1_000);
+    await h.start({ digest: { staleClaimMs: 500, retryMs: 500 } });
+    await eventually(() => h.logs.includes('digest.posted'), 'the digest run');
+    const [note] = insightsSections();
+    expect(note?.text).toContain('Weekly docs insights could not be built');
+    expect(note?.text).toContain('refused');
+    expect(note?.blocks ?? []).toHaveLength(0);
+    expect(h.logs).toContain('digest.insights_unavailable');
+    const sent = insightRequests().length;
+    await sleep(1_500);
+    expect(insightRequests()).toHaveLength(sent);
+    expect(trafficReports(h)).toHaveLength(1);
+    expect(insightsSections()).toHaveLength(1);
+  });
+
+  it('turns a gap into one agent job in the digest channel', async () => {
+    ({ h } = await missedAnHourAgo());
+    await h.start();
+    const [section] = await eventually(
+      () => (insightsSections().length ? insightsSections() : undefined),
+      'the section',
+      10_000,
+    );
+    await h.click(section!.ts, 'insight_draft_question_0', { channel: DIGEST });
+    const { view } = await eventually(() => h.slack.views[0], 'views.open');
+    expect(JSON.stringify(view.blocks)).toContain('Readers asked 7 times about this');
+    const prompt = 'Add a page on rotating API keys';
+    await h.submitView(view, { draft: { prompt } });
+    await h.submitView(view, { draft: { prompt } }); // Slack sent it twice
+    const create = await eventually(() => h.api.requestsTo('create')[0], 'the create');
+    expect(create.body).toMatchObject({ prompt });
+    const root = await eventually(
+      () => h.slack.history(DIGEST).find((m) => m.text?.includes('docs agent job')),
+      'the root in the digest channel',
+    );
+    expect(root.text).toContain(prompt);
+    await eventually(() => h.logs.includes('insight_draft.duplicate'), 'the duplicate seen');
+    expect(h.api.requestsTo('create')).toHaveLength(1);
+  });
+});
