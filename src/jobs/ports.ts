@@ -1,4 +1,4 @@
-import type { Announcement, JobThread } from '../store/types.ts';
+import type { Announcement, JobOrigin, JobThread } from '../store/types.ts';
 
 /**
  * What the jobs feature needs from the chat side, in its own words. The Slack
@@ -17,6 +17,7 @@ export interface JobChat {
     marker: string;
     threadTs?: string;
     contextMessages?: number;
+    origin?: JobOrigin;
   }): Promise<{ ts: string }>;
   /**
    * The ts of the root message tagged with `marker`, posted since `sinceMs`; null if none.

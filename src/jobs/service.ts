@@ -7,7 +7,7 @@ import { ChatError, NOT_IN_CHANNEL_CODES } from '../chat-errors.ts';
 import { type ConversationKind, conversationKind, notInChannelText } from '../invite-hint.ts';
 import type { Logger } from '../log.ts';
 import type { Projects } from '../projects.ts';
-import type { JobThread, Store } from '../store/types.ts';
+import type { JobOrigin, JobThread, Store } from '../store/types.ts';
 import { withDeadline } from './deadline.ts';
 import { budgetSpentText, describeFailure, startRetry } from './failures.ts';
 import { createFollowUps } from './follow-ups.ts';
@@ -55,6 +55,8 @@ export interface StartRequest {
   context?: { text: string; messages: number };
   /** Where the request came from, when the channel id alone cannot tell (a group DM). */
   conversation?: ConversationKind;
+  /** The message it was asked from (an insight's Draft it): the root links back to it. */
+  origin?: JobOrigin;
 }
 
 /** What a root message stands for before its ts is known: a placeholder and a marker. */
@@ -110,6 +112,7 @@ export function createJobService(deps: JobServiceDeps) {
           // In an existing thread the key is known now; the root's ts is what is pending.
           ...(inThread ? { threadTs: inThread, rootTs: pending } : { threadTs: pending }),
           ...(req.context ? { contextMessages: req.context.messages } : {}),
+          ...(req.origin ? { origin: req.origin } : {}),
         },
         now(),
       )
@@ -137,6 +140,7 @@ export function createJobService(deps: JobServiceDeps) {
         marker,
         ...(inThread ? { threadTs: inThread } : {}),
         ...(req.context ? { contextMessages: req.context.messages } : {}),
+        ...(req.origin ? { origin: req.origin } : {}),
       }));
     } catch (err) {
       const code = err instanceof ChatError ? err.code : 'unknown';

@@ -34,7 +34,7 @@ export type RootView = Pick<
   'userId' | 'prompt' | 'status' | 'jobId' | 'model' | 'repository' | 'ref' | 'prLink' | 'error'
 > &
   ButtonsView &
-  Partial<Pick<JobThread, 'contextMessages'>>;
+  Partial<Pick<JobThread, 'contextMessages' | 'origin'>>;
 
 /** What the root says when earlier thread messages went to the agent with the prompt. */
 export function contextNote(n: number): string {
@@ -54,6 +54,7 @@ export function rootMessage(t: RootView): Message {
   ];
   const facts = [`${s.emoji} *${s.label}*`];
   if (t.contextMessages) facts.push(`:speech_balloon: ${contextNote(t.contextMessages)}`);
+  if (t.origin) facts.push(`:bulb: Drafted from ${link(t.origin.url, t.origin.label)}`);
   if (t.repository) facts.push(`:file_folder: ${repoLabel(t.repository, t.ref)}`);
   if (t.model) facts.push(`:robot_face: ${escapeMrkdwn(t.model)}`);
   if (t.jobId) facts.push(`Job \`${escapeMrkdwn(t.jobId)}\``);

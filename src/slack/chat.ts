@@ -125,9 +125,10 @@ export function createSlackJobChat(
   }
 
   return {
-    async postRoot({ channelId, userId, prompt, marker, threadTs, contextMessages }) {
+    async postRoot({ channelId, userId, prompt, marker, threadTs, contextMessages, origin }) {
       const msg = rootMessage({
         contextMessages: contextMessages ?? null,
+        origin: origin ?? null,
         userId,
         prompt,
         status: 'starting',

@@ -92,6 +92,8 @@ export const DraftMetadata = z.object({
   teamId: z.string().min(1),
   channelId: z.string().min(1),
   kind: DraftSeed.shape.kind,
+  /** The insights message clicked: the job's root links back to it. */
+  messageTs: z.string().min(1).optional(),
 });
 export type DraftMetadata = z.infer<typeof DraftMetadata>;
 
@@ -101,6 +103,13 @@ export interface DraftBudget {
   remaining: number;
   nextSlotAt: number | null;
 }
+
+/** What the job's root calls the insight it was drafted from. */
+export const ORIGIN_LABEL: Record<DraftSeed['kind'], string> = {
+  question: 'an unanswered question in the insights report',
+  search: 'a search readers did not follow, in the insights report',
+  page: 'a page readers disliked, in the insights report',
+};
 
 const clock = (ms: number) => `${new Date(ms).toISOString().slice(11, 16)} UTC`;
 

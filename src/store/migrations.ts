@@ -217,6 +217,14 @@ function migrations(kind: Engine['kind']): Record<string, Migration> {
           .execute();
       },
     },
+    '0011_origins': {
+      async up(db: Kysely<unknown>) {
+        // Where a job was asked for when it was not typed (an insight's "Draft it"): a link
+        // to that message and what it was, which the root shows for the job's whole life.
+        for (const column of ['origin_url', 'origin_label'])
+          await db.schema.alterTable('job_threads').addColumn(column, 'text').execute();
+      },
+    },
   };
 }
 

@@ -49,6 +49,8 @@ export interface Database {
     root_reaction: string | null;
     root_ts: string | null;
     context_messages: number | null;
+    origin_url: string | null;
+    origin_label: string | null;
   };
   outbox: {
     id: Generated<number>;
@@ -143,6 +145,7 @@ export function toThread(r: ThreadRow): JobThread {
     unwatchedBy: r.unwatched_by ?? null,
     rootReaction: r.root_reaction ?? null,
     contextMessages: numOrNull(r.context_messages),
+    origin: r.origin_url ? { url: r.origin_url, label: r.origin_label ?? 'link' } : null,
   };
 }
 

@@ -33,6 +33,8 @@ export function threadQueries(
           project_id: t.projectId ?? null,
           root_ts: t.rootTs ?? null,
           context_messages: t.contextMessages ?? null,
+          origin_url: t.origin?.url ?? null,
+          origin_label: t.origin?.label ?? null,
           job_id: null,
           status: 'starting',
           model: null,

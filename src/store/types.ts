@@ -70,6 +70,14 @@ export interface JobThread {
   rootReaction?: string | null;
   /** Earlier thread messages sent with the prompt as context (a mention in a human thread). */
   contextMessages: number | null;
+  /** The message the job was asked from, when not typed (an insight); null for most. */
+  origin?: JobOrigin | null;
+}
+
+/** A link to the message a job was asked from, and what it was ("an unanswered question"). */
+export interface JobOrigin {
+  url: string;
+  label: string;
 }
 
 /**
@@ -192,6 +200,7 @@ export interface NewThread {
   rootTs?: string;
   contextMessages?: number;
   projectId?: string | null;
+  origin?: JobOrigin;
 }
 
 /** A channel bound to a docs project other than the configured one (`/agent project`). */

@@ -138,12 +138,21 @@ describe('Draft it', () => {
     expect(sent.body?.response_action).toBeUndefined();
     const create = await eventually(() => h.api.requestsTo('create')[0], 'the create');
     expect(create.body).toMatchObject({ prompt: edited });
-    await eventually(() => jobRoots()[0], 'the root');
+    const root = await eventually(() => jobRoots()[0], 'the root');
+    // The root links back to the insight it was drafted from, for the job's whole life.
+    const backlink = `<https://acme.slack.com/archives/${CHANNEL}/p${report.ts.replace('.', '')}|an unanswered question in the insights report>`;
+    expect(JSON.stringify(root.blocks)).toContain(`Drafted from ${backlink}`);
     // Slack sent the same submission again: still one job.
     await h.submitView(view, { draft: { prompt: edited } });
     await eventually(() => h.logs.includes('insight_draft.duplicate'), 'the duplicate seen');
     expect(h.api.requestsTo('create')).toHaveLength(1);
     expect(jobRoots()).toHaveLength(1);
+    h.api.complete(h.api.createdJobs()[0]!.id, 'https://github.com/acme/docs/pull/7');
+    await eventually(
+      () => JSON.stringify(jobRoots()[0]?.blocks).includes('View pull request'),
+      'the root updated',
+    );
+    expect(JSON.stringify(jobRoots()[0]?.blocks)).toContain(`Drafted from ${backlink}`);
     await h.slack.dump('slack-view-out/insights-draft.json');
   });
 

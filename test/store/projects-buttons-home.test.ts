@@ -71,6 +71,14 @@ describe.each(engines)('store: projects, buttons, App Home and mentions (%s)', (
     expect(await store.setRootTs(t.id, '200.6', 3)).toBe(false); // no longer starting
   });
 
+  it('keeps the message a job was drafted from, for its root', async () => {
+    const origin = { url: 'https://acme.slack.com/archives/C1/p1001', label: 'an insight' };
+    const t = await store.createThread({ ...thread, threadTs: '300.1', origin }, 0);
+    expect(t.origin).toEqual(origin);
+    expect((await store.getThread(t.id))?.origin).toEqual(origin);
+    expect((await store.createThread({ ...thread, threadTs: '300.2' }, 0)).origin).toBeNull();
+  });
+
   it("lists a person's jobs still starting or running, newest first, in their workspace only", async () => {
     const mine = async (ts: string, at: number, o: { user?: string; team?: string } = {}) =>
       store.createThread(

@@ -4,6 +4,7 @@ import type {
   SlackActionMiddlewareArgs,
   SlackViewMiddlewareArgs,
 } from '@slack/bolt';
+import type { WebClient } from '@slack/web-api';
 import { z } from 'zod';
 import type { Budget } from '../../api/budget.ts';
 import type { Inflight } from '../../inflight.ts';
@@ -11,14 +12,16 @@ import type { JobChat } from '../../jobs/ports.ts';
 import type { JobService } from '../../jobs/service.ts';
 import type { Logger } from '../../log.ts';
 import type { Projects } from '../../projects.ts';
-import type { Store } from '../../store/types.ts';
+import type { JobOrigin, Store } from '../../store/types.ts';
 import type { WorkQueue } from '../../work-queue.ts';
+import { toChatError } from '../chat.ts';
 import {
   DRAFT_INPUT,
   DRAFT_VIEW,
   DraftMetadata,
   decodeSeed,
   draftModal,
+  ORIGIN_LABEL,
 } from '../insight-drafts.ts';
 
 export interface InsightDraftDeps {
@@ -39,6 +42,7 @@ const Click = z.object({
   user: z.object({ id: z.string().min(1) }),
   channel: z.object({ id: z.string().min(1) }),
   trigger_id: z.string().min(1),
+  container: z.object({ message_ts: z.string().min(1).optional() }).optional(),
   actions: z.array(z.object({ action_id: z.string(), value: z.string() })).length(1),
 });
 
@@ -90,8 +94,9 @@ export function registerInsightDrafts(app: App, deps: InsightDraftDeps): void {
       log.warn({ issues: parsed.error?.issues.slice(0, 3) }, 'insight_draft.stale');
       return void (await tell(STALE));
     }
-    const { team, channel, user, trigger_id } = parsed.data;
-    const meta = { teamId: team.id, channelId: channel.id, kind: seed.kind };
+    const { team, channel, user, trigger_id, container } = parsed.data;
+    const meta: DraftMetadata = { teamId: team.id, channelId: channel.id, kind: seed.kind };
+    if (container?.message_ts) meta.messageTs = container.message_ts;
     try {
       const projectId = await deps.projects.forChannel(team.id, channel.id);
       const status = await deps.agentBudget(projectId).status();
@@ -133,7 +138,11 @@ export function registerInsightDrafts(app: App, deps: InsightDraftDeps): void {
       { viewId: view.id, channelId: meta.channelId, kind: meta.kind },
       'insight_draft.submitted',
     );
-    if (!deps.work.offer('job.start', () => deps.jobs.startJob(req, tell))) {
+    const start = async () => {
+      const origin = await originOf(args.client, meta, log);
+      await deps.jobs.startJob(origin ? { ...req, origin } : req, tell);
+    };
+    if (!deps.work.offer('job.start', start)) {
       log.warn({ viewId: view.id }, 'insight_draft.busy');
       await tell(BUSY).catch((err: unknown) => log.warn({ err }, 'insight_draft.answer_failed'));
     }
@@ -143,6 +152,28 @@ export function registerInsightDrafts(app: App, deps: InsightDraftDeps): void {
     deps.inflight.track(onClick(args)),
   );
   app.view(DRAFT_VIEW, (args) => deps.inflight.track(onSubmit(args)));
+}
+
+/**
+ * A link to the insight the form was opened from, for the job's root; none (and a log line)
+ * when Slack will not give one: the job starts all the same.
+ */
+async function originOf(
+  client: WebClient,
+  meta: DraftMetadata,
+  log: Logger,
+): Promise<JobOrigin | undefined> {
+  if (!meta.messageTs) return undefined;
+  try {
+    const res = await client.chat.getPermalink({
+      channel: meta.channelId,
+      message_ts: meta.messageTs,
+    });
+    if (res.permalink) return { url: res.permalink, label: ORIGIN_LABEL[meta.kind] };
+  } catch (err) {
+    log.warn({ err: toChatError(err), channelId: meta.channelId }, 'insight_draft.no_permalink');
+  }
+  return undefined;
 }
 
 function readMetadata(raw: string): DraftMetadata | undefined {
