@@ -8,6 +8,7 @@ import { startBackground, startRecoveryLoop } from './background.ts';
 import type { Config } from './config.ts';
 import { slackDoctor } from './doctor-wiring.ts';
 import { createInflight } from './inflight.ts';
+import { storeInsightsCache } from './insights/cache.ts';
 import { insightsPart } from './insights/digest-part.ts';
 import { createInsightsService } from './insights/service.ts';
 import { createWatchControl } from './jobs/cancel.ts';
@@ -169,7 +170,12 @@ async function assemble(config: Config, opts: BotOptions, log: Logger, teardown:
     log.child({ component: 'report-poster' }),
     { docsBaseUrl: config.visitors.docsBaseUrl },
   );
-  const insights = createInsightsService({ api, budget: budgets.analytics, log });
+  const insights = createInsightsService({
+    api,
+    budget: budgets.analytics,
+    cache: storeInsightsCache(store, log.child({ component: 'insights' })),
+    log,
+  });
   const insightsPoster = createSlackInsightsPoster(
     slack.app.client,
     log.child({ component: 'insights-poster' }),

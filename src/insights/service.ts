@@ -16,6 +16,7 @@ import {
   searchGaps,
   topSearches,
 } from './analyse.ts';
+import type { InsightsCache } from './cache.ts';
 import {
   DEFAULT_INSIGHTS_MAX_REQUESTS,
   planRequests,
@@ -29,7 +30,8 @@ import type { Topic } from './topics.ts';
 /** A period counts as closed (its data settled) this long after it ends. */
 export const SETTLE_MS = 6 * 3_600_000;
 const OPEN_CACHE_MS = 10 * 60_000;
-const CLOSED_CACHE_MS = 24 * 3_600_000;
+/** A settled period is kept a little over a week: next week's report reads it as "previous". */
+const CLOSED_CACHE_MS = 8 * 86_400_000;
 const MAX_CACHED = 64;
 
 export interface InsightsReport {
@@ -48,7 +50,7 @@ export interface InsightsReport {
   changes: Partial<Record<keyof PeriodCounts, Change>>;
   plan: RequestPlan;
   coverage: Record<Source, Coverage>;
-  /** Requests sent for this report (0 when it came from the cache). */
+  /** Requests sent for this report (0 when it came from a cache). */
   requests: number;
   /** Why reading stopped before the service said "no more", if it did. */
   stoppedBy: StopReason | null;
@@ -63,6 +65,8 @@ export interface InsightsServiceDeps {
   budget?: Pick<Budget, 'remaining' | 'status'> | undefined;
   log: Logger;
   maxRequests?: number;
+  /** Where settled periods are kept beyond this process (the database); memory only without. */
+  cache?: InsightsCache | undefined;
   options?: Partial<InsightOptions>;
   now?: () => number;
 }
@@ -85,21 +89,20 @@ export function createInsightsService(deps: InsightsServiceDeps) {
   const cap = deps.maxRequests ?? DEFAULT_INSIGHTS_MAX_REQUESTS;
   const options = { ...DEFAULT_INSIGHTS, ...deps.options };
   const reports = new Map<string, { report: InsightsReport; expiresAt: number }>();
-  const periodCounts = new Map<string, PeriodCounts>();
   const keyOf = (r: DateRange, project: string | undefined) =>
     `${project ?? ''}|${r.from}|${r.to}|${r.timeZone}`;
   const isClosed = (r: DateRange) => Date.parse(apiParams(r).dateTo) + SETTLE_MS <= now();
 
   async function build(range: DateRange, project?: string): Promise<InsightsReport> {
     const key = keyOf(range, project);
-    const hit = reports.get(key);
-    if (hit && hit.expiresAt > now()) {
-      log.info({ range: key }, 'insights.cache_hit');
-      return hit.report;
+    const hit = await cached(key);
+    if (hit) {
+      log.info({ range: key, from: hit.from }, 'insights.cache_hit');
+      return { ...hit.report, requests: 0 };
     }
     const started = performance.now();
     const previous = previousRange(range);
-    const cachedPrevious = periodCounts.get(keyOf(previous, project));
+    const cachedPrevious = (await cached(keyOf(previous, project)))?.report.counts;
     const plan = await makePlan(cachedPrevious !== undefined);
     const reader = new PlannedReader(plan);
     const periods = { range, previous, project };
@@ -125,7 +128,7 @@ export function createInsightsService(deps: InsightsServiceDeps) {
       closed,
       generatedAt: now(),
     };
-    remember(key, report);
+    await remember(key, report);
     log.info(
       {
         range: key,
@@ -155,17 +158,32 @@ export function createInsightsService(deps: InsightsServiceDeps) {
     );
   }
 
-  /** Closed and fully read: kept a day, and its counts kept as a later report's "previous". */
-  function remember(key: string, report: InsightsReport): void {
+  /** A report kept in memory, or else in the shared cache (then kept in memory too). */
+  async function cached(
+    key: string,
+  ): Promise<{ report: InsightsReport; from: 'memory' | 'store' } | undefined> {
+    const hit = reports.get(key);
+    if (hit && hit.expiresAt > now()) return { report: hit.report, from: 'memory' };
+    const stored = await deps.cache?.get(key);
+    if (!stored) return undefined;
+    keep(key, stored, now() + OPEN_CACHE_MS);
+    return { report: stored, from: 'store' };
+  }
+
+  /**
+   * Closed and fully read: kept for over a week, here and in the shared cache, and read as a
+   * later report's "previous". Anything else: kept here for minutes.
+   */
+  async function remember(key: string, report: InsightsReport): Promise<void> {
     const settled = report.closed && report.stoppedBy === null;
-    if (settled) {
-      periodCounts.set(key, report.counts);
-      if (periodCounts.size > MAX_CACHED) periodCounts.delete(periodCounts.keys().next().value!);
-    }
-    reports.set(key, {
-      report,
-      expiresAt: now() + (settled ? CLOSED_CACHE_MS : OPEN_CACHE_MS),
-    });
+    const expiresAt = now() + (settled ? CLOSED_CACHE_MS : OPEN_CACHE_MS);
+    keep(key, report, expiresAt);
+    if (settled) await deps.cache?.put(key, report, expiresAt);
+  }
+
+  function keep(key: string, report: InsightsReport, expiresAt: number): void {
+    reports.delete(key);
+    reports.set(key, { report, expiresAt });
     if (reports.size > MAX_CACHED) reports.delete(reports.keys().next().value!);
   }
 

@@ -225,6 +225,18 @@ function migrations(kind: Engine['kind']): Record<string, Migration> {
           await db.schema.alterTable('job_threads').addColumn(column, 'text').execute();
       },
     },
+    '0012_report_cache': {
+      async up(db: Kysely<unknown>) {
+        // Reports of settled periods, kept so that no replica spends the analytics budget on
+        // them again until they expire; bodies are opaque to the store.
+        await db.schema
+          .createTable('report_cache')
+          .addColumn('key', 'text', (c) => c.primaryKey())
+          .addColumn('body', 'text', (c) => c.notNull())
+          .addColumn('expires_at', 'bigint', (c) => c.notNull())
+          .execute();
+      },
+    },
   };
 }
 

@@ -168,6 +168,10 @@ export interface Store extends BudgetStore {
   /** Keeps the last report's headline, replacing the one before (the App Home shows it). */
   putReportHeadline(h: ReportHeadline): Promise<void>;
   lastReportHeadline(): Promise<ReportHeadline | undefined>;
+  /** A cached report's body, unless it expired by `now`. */
+  cachedReport(key: string, now: number): Promise<string | undefined>;
+  /** Caches a report's body until `expiresAt`, replacing any; drops expired ones. */
+  cacheReport(key: string, body: string, expiresAt: number, now: number): Promise<void>;
 
   /**
    * Claims (channel, period) for `owner` unless it is posted or claimed by someone whose

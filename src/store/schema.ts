@@ -94,6 +94,8 @@ export interface Database {
   };
   /** One row per kind of headline ('last'); the figures as validated JSON. */
   report_headlines: { key: string; body: string; updated_at: number };
+  /** Reports of settled periods (src/insights/cache.ts): JSON the store does not read. */
+  report_cache: { key: string; body: string; expires_at: number };
   digest_runs: {
     channel_id: string;
     period_key: string;

@@ -6,6 +6,7 @@ import { followUpQueries } from './follow-ups.ts';
 import { homeQueries } from './home.ts';
 import { pollQueries } from './polls.ts';
 import { projectQueries } from './projects.ts';
+import { reportCacheQueries } from './report-cache.ts';
 import { threadQueries } from './threads.ts';
 import type { Store } from './types.ts';
 
@@ -20,6 +21,7 @@ export function createStore(engine: Engine): Store {
     ...projectQueries(engine),
     ...buttonQueries(engine),
     ...homeQueries(engine),
+    ...reportCacheQueries(engine),
     ping: () => engine.ping(),
     close: () => engine.close(),
   };

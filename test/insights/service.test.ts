@@ -5,6 +5,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { type Budget, slidingWindowBudget } from '../../src/api/budget.ts';
 import { ApiClient } from '../../src/api/client.ts';
 import { Unavailable } from '../../src/api/errors.ts';
+import { type InsightsCache, storeInsightsCache } from '../../src/insights/cache.ts';
 import { coverageNotes } from '../../src/insights/notes.ts';
 import { createInsightsService, InsightsBudgetTooLow } from '../../src/insights/service.ts';
 import { apiParams, type DateRange, parseVisitorsArgs } from '../../src/reports/range.ts';
@@ -34,7 +35,9 @@ function analyticsBudget(limit: number): Budget {
   });
 }
 
-function service(opts: { maxRequests?: number; budget?: number; planBudget?: Budget } = {}) {
+function service(
+  opts: { maxRequests?: number; budget?: number; planBudget?: Budget; cache?: InsightsCache } = {},
+) {
   const budget = opts.budget === undefined ? undefined : analyticsBudget(opts.budget);
   const client = new ApiClient({
     baseUrl: api.url,
@@ -51,6 +54,7 @@ function service(opts: { maxRequests?: number; budget?: number; planBudget?: Bud
       budget: opts.planBudget ?? budget,
       log: logs.log,
       maxRequests: opts.maxRequests ?? 100,
+      cache: opts.cache,
       now: () => clock,
     }),
   };
@@ -176,7 +180,7 @@ describe('caching closed periods', () => {
     const first = await insights.build(lastWeek);
     expect(first.closed).toBe(true);
     const sent = insightRequests().length;
-    expect(await insights.build(lastWeek)).toBe(first);
+    expect(await insights.build(lastWeek)).toEqual({ ...first, requests: 0 });
     expect(insightRequests()).toHaveLength(sent);
 
     const thisWeek = await insights.build(range('2026-11-15 2026-11-21'));
@@ -185,6 +189,32 @@ describe('caching closed periods', () => {
     const previousFrom = apiParams(lastWeek).dateFrom;
     const again = insightRequests().slice(sent);
     expect(again.some((q) => q.query.dateFrom === previousFrom)).toBe(false);
+  });
+
+  it('keeps settled periods in the database: a restarted bot sends nothing for them', async () => {
+    const cache = () => storeInsightsCache(store, logs.log, () => clock);
+    const lastWeek = range('2026-11-08 2026-11-14');
+    const first = await service({ cache: cache() }).insights.build(lastWeek);
+    const sent = insightRequests().length;
+    expect(sent).toBeGreaterThan(0);
+
+    // A new process (or another replica) on the same database.
+    const restarted = service({ cache: cache() }).insights;
+    const again = await restarted.build(lastWeek);
+    expect(again).toEqual({ ...first, requests: 0 });
+    expect(insightRequests()).toHaveLength(sent);
+    const thisWeek = await restarted.build(range('2026-11-15 2026-11-21'));
+    expect(thisWeek.plan.previousCached).toBe(true);
+    expect(thisWeek.previousCounts).toEqual(first.counts);
+    expect(logs.text()).toContain('"from":"store"');
+
+    // A body written by another version is not trusted: the report is built again.
+    const key = `insights:|${lastWeek.from}|${lastWeek.to}|UTC`;
+    expect(await store.cachedReport(key, clock)).toBeDefined();
+    await store.cacheReport(key, '{"v":0}', clock + 1e9, clock);
+    const rebuilt = await service({ cache: cache() }).insights.build(lastWeek);
+    expect(rebuilt.requests).toBeGreaterThan(0);
+    expect(logs.text()).toContain('insights.cache_stale_shape');
   });
 
   it('keeps an unsettled period only briefly', async () => {

@@ -71,6 +71,17 @@ describe.each(engines)('store: projects, buttons, App Home and mentions (%s)', (
     expect(await store.setRootTs(t.id, '200.6', 3)).toBe(false); // no longer starting
   });
 
+  it('keeps cached report bodies until they expire, replacing and dropping old ones', async () => {
+    await store.cacheReport('insights:a', '{"n":1}', 100, 0);
+    await store.cacheReport('insights:b', '{"n":2}', 50, 0);
+    expect(await store.cachedReport('insights:a', 10)).toBe('{"n":1}');
+    await store.cacheReport('insights:a', '{"n":3}', 200, 10);
+    expect(await store.cachedReport('insights:a', 150)).toBe('{"n":3}');
+    expect(await store.cachedReport('insights:b', 50)).toBeUndefined(); // expired
+    expect(await store.cachedReport('insights:a', 200)).toBeUndefined();
+    expect(await store.cachedReport('insights:none', 0)).toBeUndefined();
+  });
+
   it('keeps the message a job was drafted from, for its root', async () => {
     const origin = { url: 'https://acme.slack.com/archives/C1/p1001', label: 'an insight' };
     const t = await store.createThread({ ...thread, threadTs: '300.1', origin }, 0);
