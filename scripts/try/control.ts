@@ -17,12 +17,13 @@ import { answers, click, dm, home, mention, say, submit, views } from './surface
 export const ENDPOINTS = [
   'POST /agent {text, channel?, user?}          run /agent as a user (status, project, doctor, help, or a prompt)',
   'POST /visitors {text, channel?, user?}       run /visitors as a user (e.g. text "7d")',
+  'POST /insights {text, channel?, user?}       run /insights as a user (e.g. text "30d")',
   'POST /command {text: "/agent status", channel?, user?}  any slash command, typed as in Slack',
   'POST /mention {text, thread_ts?, channel?, user?}  "@bot <text>" (app_mention + message)',
   'POST /dm {text, thread_ts?, user?}            a DM to the bot (message.im, channel D<user>)',
   'POST /reply {thread_ts, text, channel?, user?} a user replies in a thread',
   'POST /say {text, thread_ts?, channel?, user?} a user writes a plain message (thread context)',
-  'POST /click {ts, action_id, channel?, user?}  click a button on a bot message (job_view_pr, job_retry, job_follow_up, job_unwatch)',
+  'POST /click {ts, action_id, channel?, user?}  click a button on a bot message (job_view_pr, job_retry, job_follow_up, job_unwatch, insight_draft_question_0, …)',
   "POST /submit {text, view_id?, user?}          submit a modal (default: the user's last), first input = text",
   'POST /home {user?}                            the user opens the App Home (app_home_opened)',
   'GET  /messages?channel=C0001                  channel history as the fake Slack holds it',
@@ -35,12 +36,13 @@ export const ENDPOINTS = [
   'POST /site {paths, seed?}                     ApiEmulator.setSite (analytics paths)',
   'POST /dump                                    write <out>/calls.json for the slack-view renderer',
 ];
-const COMMANDS = ['/agent', '/visitors'];
+const COMMANDS = ['/agent', '/visitors', '/insights'];
 
 /** What a person (or the agent service) does: POST /<name> with a JSON body. */
 const ACTIONS: Record<string, (ctx: Ctx, body: Json) => Json | Promise<Json>> = {
   agent: (ctx, body) => command(ctx, '/agent', body),
   visitors: (ctx, body) => command(ctx, '/visitors', body),
+  insights: (ctx, body) => command(ctx, '/insights', body),
   command: typedCommand,
   mention,
   dm,

@@ -83,8 +83,11 @@ export interface DislikedPage {
   thumbsUp: number;
   /** Thumbs down over all thumbs, 0..1. */
   downShare: number;
-  /** Newest first, verbatim (the Slack side escapes and cuts). */
-  comments: { text: string; at: string | null }[];
+  /**
+   * Distinct comments (same words, any case or spacing), newest first, verbatim (the Slack
+   * side escapes and cuts); `count` says how many readers left the same one.
+   */
+  comments: { text: string; at: string | null; count: number }[];
 }
 
 /**
@@ -113,11 +116,18 @@ export function dislikedPages(
 }
 
 function latestComments(entries: readonly FeedbackEntry[], path: string, n: number) {
-  return entries
+  const distinct = new Map<string, DislikedPage['comments'][number]>();
+  const newestFirst = entries
     .filter((e) => e.path === path && e.helpful === false && e.comment && e.comment.trim() !== '')
-    .sort((a, b) => (b.createdAt ?? '').localeCompare(a.createdAt ?? ''))
-    .slice(0, n)
-    .map((e) => ({ text: (e.comment ?? '').trim(), at: e.createdAt }));
+    .sort((a, b) => (b.createdAt ?? '').localeCompare(a.createdAt ?? ''));
+  for (const e of newestFirst) {
+    const text = (e.comment ?? '').trim();
+    const key = text.toLowerCase().replace(/\s+/g, ' ');
+    const seen = distinct.get(key);
+    if (seen) seen.count += 1;
+    else distinct.set(key, { text, at: e.createdAt, count: 1 });
+  }
+  return [...distinct.values()].slice(0, n);
 }
 
 /** What a period's report counts, and what is compared with the previous period. */

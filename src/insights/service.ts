@@ -41,6 +41,8 @@ export interface InsightsReport {
   /** Unanswered assistant questions, grouped (topics.ts). */
   questionGaps: Topic[];
   searchGaps: SearchGap[];
+  /** Gap topics past the top N, not listed: the report says how many. */
+  moreGaps: { questions: number; searches: number };
   disliked: DislikedPage[];
   topSearches: SearchRow[];
   counts: PeriodCounts;
@@ -109,12 +111,18 @@ export function createInsightsService(deps: InsightsServiceDeps) {
     const read = await readReport(deps.api, reader, periods, cachedPrevious);
     const [current, before] = [read.current, read.previousCounts];
     const closed = isClosed(range);
+    const asked = questionGaps(current.conversations, Number.POSITIVE_INFINITY);
+    const searched = searchGaps(current.searches, { ...options, topN: Number.POSITIVE_INFINITY });
     const report: InsightsReport = {
       range,
       previous,
       project,
-      questionGaps: questionGaps(current.conversations, options.topN),
-      searchGaps: searchGaps(current.searches, options),
+      questionGaps: asked.slice(0, options.topN),
+      searchGaps: searched.slice(0, options.topN),
+      moreGaps: {
+        questions: Math.max(0, asked.length - options.topN),
+        searches: Math.max(0, searched.length - options.topN),
+      },
       disliked: dislikedPages(current.byPage, current.feedback, options),
       topSearches: topSearches(current.searches, options.topN),
       counts: current.counts,

@@ -123,7 +123,19 @@ function gapBlocks(report: InsightsReport, drafts: boolean): KnownBlock[] {
   );
   if (out.length === 1)
     out.push(section('No unanswered questions and no searches left without clicks.'));
+  const more = moreGapsLine(report.moreGaps);
+  if (more) out.push({ type: 'context', elements: [{ type: 'mrkdwn', text: more }] });
   return out;
+}
+
+/** How many gap topics the top N left out, or nothing when none were. */
+function moreGapsLine(more: InsightsReport['moreGaps'] | undefined): string | undefined {
+  if (!more || more.questions + more.searches === 0) return undefined;
+  const topics = (count: number, what: string) =>
+    count === 0 ? '' : `${n(count)} more ${what} topic${count === 1 ? '' : 's'}`;
+  const parts = [topics(more.questions, 'unanswered question'), topics(more.searches, 'search')];
+  const listed = parts.filter(Boolean);
+  return `…and ${listed.join(' and ')}, each asked or searched less often, not listed.`;
 }
 
 function questionLine(t: Topic): string {
@@ -153,7 +165,10 @@ function dislikedBlocks(
 
 function dislikedLine(p: DislikedPage, path: (p: string) => string): string {
   const head = `:thumbsdown: ${path(p.path)}  *${n(p.thumbsDown)}* thumbs down (${pct(p.downShare)} of votes)`;
-  const comments = p.comments.map((c) => `> ${escapeAndTruncate(oneLine(c.text), COMMENT_MAX)}`);
+  const comments = p.comments.map(
+    (c) =>
+      `> ${escapeAndTruncate(oneLine(c.text), COMMENT_MAX)}${c.count > 1 ? ` _(${n(c.count)} readers)_` : ''}`,
+  );
   return [head, ...comments].join('\n');
 }
 

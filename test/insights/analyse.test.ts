@@ -95,13 +95,19 @@ describe('top searches and disliked pages', () => {
       entry('2', '/b', false, 'new <!channel>', '2026-11-09T00:00:00Z'),
       entry('3', '/b', true, 'love it', '2026-11-10T00:00:00Z'),
       entry('4', '/b', false, '   ', '2026-11-11T00:00:00Z'),
+      entry('5', '/b', false, 'Old ', '2026-11-02T00:00:00Z'),
+      entry('6', '/b', false, 'old', '2026-10-30T00:00:00Z'),
     ];
     const out = dislikedPages(pages, entries, { ...DEFAULT_INSIGHTS, comments: 2 });
     expect(out.map((p) => [p.path, p.thumbsDown, p.downShare])).toEqual([
       ['/b', 4, 1],
       ['/a', 4, 4 / 14],
     ]);
-    expect(out[0]?.comments.map((c) => c.text)).toEqual(['new <!channel>', 'old']);
+    // The same comment from three readers is listed once, newest wording, with its count.
+    expect(out[0]?.comments.map((c) => [c.text, c.count])).toEqual([
+      ['new <!channel>', 1],
+      ['Old', 3],
+    ]);
   });
 });
 

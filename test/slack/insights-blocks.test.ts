@@ -45,12 +45,13 @@ function hostileReport(): InsightsReport {
       ctr: 0.01,
       noClicks: i % 2 === 0,
     })),
+    moreGaps: { questions: 1, searches: 12 },
     disliked: Array.from({ length: 5 }, (_, i) => ({
       path: `/p/${i}/${'&'.repeat(300)}<!channel>|x`,
       thumbsDown: 9 - i,
       thumbsUp: 1,
       downShare: 0.9,
-      comments: HOSTILE.map((text) => ({ text, at: null })),
+      comments: HOSTILE.map((text, j) => ({ text, at: null, count: j === 0 ? 3 : 1 })),
     })),
     topSearches: Array.from({ length: 5 }, (_, i) => ({
       searchQuery: HOSTILE[i % HOSTILE.length]!,
@@ -101,6 +102,10 @@ describe('insightsMessage', () => {
       expect(json).toContain('&lt;!channel&gt;');
       expect(json).toContain('Stopped early because the analytics budget');
       expect(json).toContain('not read in full');
+      expect(json).toContain(
+        '…and 1 more unanswered question topic and 12 more search topics, each asked or searched less often, not listed.',
+      );
+      expect(json).toContain('_(3 readers)_');
       const buttons = message.blocks.flatMap((b) =>
         'accessory' in b && b.accessory?.type === 'button' ? [b.accessory] : [],
       );
@@ -114,6 +119,21 @@ describe('insightsMessage', () => {
       }
     });
   }
+
+  it("leaves top searches out of the digest's section, under its own title", () => {
+    const message = insightsMessage(
+      hostileReport(),
+      { drafts: true },
+      { title: 'Weekly docs insights', topSearches: false },
+    );
+    expect(slackLimitProblems(message)).toEqual([]);
+    expect(message.text).toMatch(/^Weekly docs insights: /);
+    const json = JSON.stringify(message.blocks);
+    expect(json).toContain('Weekly docs insights: ');
+    expect(json).toContain('Content gaps');
+    expect(json).toContain('Pages readers disliked');
+    expect(json).not.toContain('Top searches');
+  });
 
   it('says plainly when there is nothing to show', () => {
     const empty = {
