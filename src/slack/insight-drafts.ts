@@ -94,6 +94,8 @@ export const DraftMetadata = z.object({
   kind: DraftSeed.shape.kind,
   /** The insights message clicked: the job's root links back to it. */
   messageTs: z.string().min(1).optional(),
+  /** The button clicked on it: with the message, names the insight (one job each). */
+  actionId: z.string().min(1).optional(),
 });
 export type DraftMetadata = z.infer<typeof DraftMetadata>;
 
@@ -120,6 +122,12 @@ export function budgetLine(b: DraftBudget): string {
     return `Agent budget: *${b.remaining}* of ${b.limit} uses left this hour for project \`${project}\`.`;
   const next = b.nextSlotAt === null ? '' : ` The next one frees at ${clock(b.nextSlotAt)}.`;
   return `:warning: Agent budget: none of ${b.limit} uses left this hour for project \`${project}\`.${next}`;
+}
+
+/** A form error (plain text) when the budget is spent: the person's text stays in the form. */
+export function budgetSpentError(b: DraftBudget): string {
+  const next = b.nextSlotAt === null ? '' : ` The next one frees at ${clock(b.nextSlotAt)};`;
+  return `The agent budget of project ${b.projectId} is used up (${b.limit} jobs and messages an hour).${next} submit again then, your text is kept.`;
 }
 
 /** The "Draft it" form: the prompt written from the evidence, editable, and the budget. */

@@ -11,6 +11,7 @@ export function coordinationQueries(
 ): Pick<
   Store,
   | 'claimEvent'
+  | 'eventSeen'
   | 'pruneEvents'
   | 'takeBudgetSlot'
   | 'releaseBudgetSlot'
@@ -38,6 +39,15 @@ export function coordinationQueries(
         .onConflict((oc) => oc.column('key').doNothing())
         .executeTakeFirst();
       return Number(r.numInsertedOrUpdatedRows ?? 0) === keys.length;
+    },
+
+    async eventSeen(key: string) {
+      const row = await db
+        .selectFrom('slack_events')
+        .select('key')
+        .where('key', '=', key)
+        .executeTakeFirst();
+      return row !== undefined;
     },
 
     async pruneEvents(before: number) {

@@ -151,6 +151,8 @@ export interface Store extends BudgetStore {
 
   /** Records Slack event keys; false if any was seen before (handle at most once). */
   claimEvent(keys: string[], now: number): Promise<boolean>;
+  /** Whether an event key was recorded (and not yet forgotten), without recording it. */
+  eventSeen(key: string): Promise<boolean>;
   /** Forgets event keys, and follow-ups that reached an end, older than `before`. */
   pruneEvents(before: number): Promise<void>;
 

@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ROTATE_KEY_QUESTIONS } from '../fakes/analytics-insights-seed.ts';
 import { CHANNEL, Harness, PROJECT, USER } from '../helpers/harness.ts';
-import { eventually } from '../helpers/net.ts';
+import { eventually, sleep } from '../helpers/net.ts';
 import { slackLimitProblems } from '../helpers/slack-limits.ts';
 
 let h: Harness;
@@ -156,11 +156,53 @@ describe('Draft it', () => {
     await h.slack.dump('slack-view-out/insights-draft.json');
   });
 
+  it('starts one job per insight: a second click opens a form that is told, and starts nothing', async () => {
+    const report = await posted();
+    await h.click(report.ts, 'insight_draft_question_0');
+    await h.click(report.ts, 'insight_draft_question_0', { user: 'U0OTHER' });
+    const [first, second] = await eventually(
+      () => (h.slack.views.length === 2 ? h.slack.views : undefined),
+      'two forms',
+    );
+    const sent = await h.submitView(first!.view, { draft: { prompt: 'Cover key rotation' } });
+    expect(sent.body?.response_action).toBeUndefined();
+    await eventually(() => h.api.requestsTo('create')[0], 'the create');
+    for (let i = 0; i < 2; i++) {
+      const refused = await h.submitView(
+        second!.view,
+        { draft: { prompt: 'Cover rotation again' } },
+        { user: 'U0OTHER' },
+      );
+      expect(refused.body).toMatchObject({
+        response_action: 'errors',
+        errors: { draft: expect.stringContaining('already started from this insight') },
+      });
+    }
+    // Another gap of the same report is its own insight.
+    await h.click(report.ts, 'insight_draft_question_1');
+    const third = await eventually(() => h.slack.views[2], 'the third form');
+    await h.submitView(third.view, { draft: { prompt: 'Document webhook retries' } });
+    await eventually(() => h.api.requestsTo('create').length === 2, 'the second create');
+    await sleep(300);
+    expect(h.api.requestsTo('create').map((r) => (r.body as { prompt: string }).prompt)).toEqual([
+      'Cover key rotation',
+      'Document webhook retries',
+    ]);
+  });
+
   it('shows a spent agent budget in the form, and the submission starts nothing (budget first)', async () => {
-    const store = await h.openStore();
+    let store = await h.openStore();
     const now = Date.now();
-    for (let i = 0; i < 100; i++)
-      await store.takeBudgetSlot(`agent:${PROJECT}`, now - 10 * 60_000 + i, 3_600_000, 100);
+    const slots: number[] = [];
+    for (let i = 0; i < 100; i++) {
+      const slot = await store.takeBudgetSlot(
+        `agent:${PROJECT}`,
+        now - 10 * 60_000 + i,
+        3_600_000,
+        100,
+      );
+      if (slot.ok) slots.push(slot.slotId);
+    }
     await store.close();
     const report = await posted();
     await h.click(report.ts, 'insight_draft_search_0');
@@ -168,12 +210,20 @@ describe('Draft it', () => {
     const shown = JSON.stringify(view.blocks);
     expect(shown).toContain('none of 100 uses left this hour');
     expect(shown).toContain('Readers searched the docs for \\"rotate api key\\"');
-    await h.submitView(view, { draft: { prompt: 'Cover key rotation' } });
-    await eventually(
-      () => h.slack.ephemerals.find((e) => e.user === USER && /budget/i.test(e.text ?? '')),
-      'the budget answer',
-    );
+    const refused = await h.submitView(view, { draft: { prompt: 'Cover key rotation' } });
+    expect(refused.body).toMatchObject({
+      response_action: 'errors',
+      errors: {
+        draft: expect.stringMatching(/agent budget .* is used up.*frees at \d\d:\d\d UTC/),
+      },
+    });
     expect(h.api.requestsTo('create')).toHaveLength(0);
+    // Nothing was claimed: once the budget frees, the same form starts the job.
+    store = await h.openStore();
+    await store.releaseBudgetSlot(slots[0]!);
+    await store.close();
+    await h.submitView(view, { draft: { prompt: 'Cover key rotation' } });
+    await eventually(() => h.api.requestsTo('create')[0], 'the create');
   });
 
   it('prefills a disliked page with its thumbs down and latest comments', async () => {

@@ -50,7 +50,11 @@ describe.each(engines)('store: budgets, coordination and digests (%s)', (_name, 
     expect(await store.claimEvent(['event:Ev1', 'msg:C1:1.1'], 0)).toBe(true);
     expect(await store.claimEvent(['event:Ev1', 'msg:C1:1.1'], 1)).toBe(false);
     expect(await store.claimEvent(['event:Ev2', 'msg:C1:1.1'], 2)).toBe(false);
+    expect(await store.eventSeen('event:Ev1')).toBe(true);
+    expect(await store.eventSeen('event:Ev3')).toBe(false);
+    expect(await store.claimEvent(['event:Ev3'], 3)).toBe(true); // looking did not record it
     await store.pruneEvents(10);
+    expect(await store.eventSeen('event:Ev1')).toBe(false);
     expect(await store.claimEvent(['event:Ev1'], 11)).toBe(true);
   });
 

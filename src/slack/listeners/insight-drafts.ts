@@ -16,6 +16,7 @@ import type { JobOrigin, Store } from '../../store/types.ts';
 import type { WorkQueue } from '../../work-queue.ts';
 import { toChatError } from '../chat.ts';
 import {
+  budgetSpentError,
   DRAFT_INPUT,
   DRAFT_VIEW,
   DraftMetadata,
@@ -29,7 +30,7 @@ export interface InsightDraftDeps {
   projects: Pick<Projects, 'forChannel'>;
   /** The agent budget of a project: shown in the form (startJob checks it again). */
   agentBudget: (projectId: string) => Pick<Budget, 'status'>;
-  store: Pick<Store, 'claimEvent'>;
+  store: Pick<Store, 'claimEvent' | 'eventSeen'>;
   chat: Pick<JobChat, 'tellUser'>;
   work: WorkQueue;
   log: Logger;
@@ -72,6 +73,13 @@ const BUSY = "I'm very busy right now and couldn't start the job. Please use `/a
 
 /** One job per form, however often Slack sends its submission. */
 export const draftKey = (viewId: string) => `insight_draft:${viewId}`;
+/** One job per insight (a button on a message), however many forms its clicks opened. */
+export const insightKey = (m: DraftMetadata) =>
+  m.messageTs && m.actionId
+    ? `insight_drafted:${m.channelId}:${m.messageTs}:${m.actionId}`
+    : undefined;
+const TAKEN =
+  'A job was already started from this insight: look for "Drafted from" in the channel. For another, use `/agent`.';
 
 /**
  * "Draft it" on an insights report: the click opens a form (right after the ack: a trigger
@@ -97,6 +105,7 @@ export function registerInsightDrafts(app: App, deps: InsightDraftDeps): void {
     const { team, channel, user, trigger_id, container } = parsed.data;
     const meta: DraftMetadata = { teamId: team.id, channelId: channel.id, kind: seed.kind };
     if (container?.message_ts) meta.messageTs = container.message_ts;
+    meta.actionId = parsed.data.actions[0]!.action_id;
     try {
       const projectId = await deps.projects.forChannel(team.id, channel.id);
       const status = await deps.agentBudget(projectId).status();
@@ -121,13 +130,16 @@ export function registerInsightDrafts(app: App, deps: InsightDraftDeps): void {
     const { view, user } = parsed.data;
     const prompt = (view.state.values[DRAFT_INPUT.block]?.[DRAFT_INPUT.action]?.value ?? '').trim();
     if (!prompt) return fail(EMPTY);
-    const claimed = await deps.store.claimEvent([draftKey(view.id)], Date.now()).catch((err) => {
-      log.error({ err, viewId: view.id }, 'insight_draft.claim_failed');
-      return null;
-    });
-    if (claimed === null) return fail(NOT_RECORDED);
+    const spent = await budgetSpent(meta);
+    if (spent) return fail(spent);
+    const claim = await claimDraft(view.id, meta);
+    if (claim === 'error') return fail(NOT_RECORDED);
+    if (claim === 'taken') {
+      log.info({ viewId: view.id, userId: user.id }, 'insight_draft.already_drafted');
+      return fail(TAKEN);
+    }
     await args.ack();
-    if (!claimed) {
+    if (claim === 'duplicate') {
       log.info({ viewId: view.id, userId: user.id }, 'insight_draft.duplicate');
       return;
     }
@@ -145,6 +157,48 @@ export function registerInsightDrafts(app: App, deps: InsightDraftDeps): void {
     if (!deps.work.offer('job.start', start)) {
       log.warn({ viewId: view.id }, 'insight_draft.busy');
       await tell(BUSY).catch((err: unknown) => log.warn({ err }, 'insight_draft.answer_failed'));
+    }
+  }
+
+  /**
+   * The budget, read before anything is claimed: a spent one is said in the form (the text
+   * stays there to submit later) and claims nothing. startJob reads it again.
+   */
+  async function budgetSpent(meta: DraftMetadata): Promise<string | undefined> {
+    try {
+      const projectId = await deps.projects.forChannel(meta.teamId, meta.channelId);
+      const status = await deps.agentBudget(projectId).status();
+      return status.remaining > 0 ? undefined : budgetSpentError({ projectId, ...status });
+    } catch (err) {
+      // startJob reads it again and answers the person if it is spent.
+      log.warn({ err, channelId: meta.channelId }, 'insight_draft.budget_unread');
+      return undefined;
+    }
+  }
+
+  /**
+   * 'new' for the first form submitted for an insight; 'duplicate' when this form's
+   * submission came again (it started the job); 'taken' when another form (a second click,
+   * someone else) started the insight's job. A form refused as 'taken' claims nothing, so it
+   * is refused the same way if submitted again.
+   */
+  async function claimDraft(
+    viewId: string,
+    meta: DraftMetadata,
+  ): Promise<'new' | 'duplicate' | 'taken' | 'error'> {
+    try {
+      const insight = insightKey(meta);
+      const now = Date.now();
+      if (!insight)
+        return (await deps.store.claimEvent([draftKey(viewId)], now)) ? 'new' : 'duplicate';
+      if (await deps.store.claimEvent([insight], now)) {
+        await deps.store.claimEvent([draftKey(viewId)], now);
+        return 'new';
+      }
+      return (await deps.store.eventSeen(draftKey(viewId))) ? 'duplicate' : 'taken';
+    } catch (err) {
+      log.error({ err, viewId }, 'insight_draft.claim_failed');
+      return 'error';
     }
   }
 
