@@ -90,7 +90,7 @@ interface Page {
 }
 
 /** The first message, across every page of a history or a thread, that `match`es. */
-async function anyMessage<M extends { ts?: string; metadata?: unknown }>(
+export async function anyMessage<M extends { ts?: string; metadata?: unknown }>(
   page: (cursor: string | undefined) => Promise<Page & { messages?: M[] }>,
   match: (m: M) => boolean,
 ): Promise<M | undefined> {

@@ -1,5 +1,5 @@
 import type { WebClient } from '@slack/web-api';
-import { toChatError } from './chat.ts';
+import { anyMessage, toChatError } from './chat.ts';
 
 type HistoryMessage = NonNullable<
   Awaited<ReturnType<WebClient['conversations']['history']>>['messages']
@@ -16,9 +16,8 @@ export async function historyHas(
   sinceMs: number,
   wanted: (m: HistoryMessage) => boolean,
 ): Promise<boolean> {
-  let cursor: string | undefined;
-  do {
-    const res = await client.conversations
+  const page = (cursor: string | undefined) =>
+    client.conversations
       .history({
         channel: channelId,
         oldest: String(sinceMs / 1000),
@@ -29,10 +28,7 @@ export async function historyHas(
       .catch((err: unknown) => {
         throw toChatError(err);
       });
-    if (res.messages?.some(wanted)) return true;
-    cursor = res.response_metadata?.next_cursor || undefined;
-  } while (cursor);
-  return false;
+  return (await anyMessage(page, wanted)) !== undefined;
 }
 
 /** The metadata payload of a message marked with `eventType`; undefined for any other. */
