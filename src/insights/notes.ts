@@ -1,8 +1,8 @@
-import type { Source } from './plan.ts';
+import { PAGE_SIZE, type Source } from './plan.ts';
 import type { InsightsReport } from './service.ts';
 
 const WHAT: Record<Source, string> = {
-  searches: 'searches',
+  searches: 'search terms',
   assistant: 'assistant questions',
   byPage: 'feedback per page',
   feedback: 'feedback comments',
@@ -17,8 +17,12 @@ const WHAT: Record<Source, string> = {
  */
 export function coverageNotes(report: InsightsReport): string[] {
   const notes: string[] = [];
-  const short = (Object.entries(report.coverage) as [Source, InsightsReport['coverage'][Source]][])
-    .filter(([s, c]) => !c.complete && report.plan.wanted[s] > 0)
+  const sources = Object.entries(report.coverage) as [Source, InsightsReport['coverage'][Source]][];
+  const unfinished = sources.filter(([s, c]) => !c.complete && report.plan.wanted[s] > 0);
+  // Read as far as any report reads it (its ceiling): the period simply has more.
+  const atCeiling = unfinished.filter(([s, c]) => c.pages >= report.plan.wanted[s]);
+  const short = unfinished
+    .filter(([s, c]) => c.pages < report.plan.wanted[s])
     .map(([s, c]) =>
       c.pages === 0 ? `${WHAT[s]} (not read)` : `${WHAT[s]} (${pages(c.pages)} read, more left)`,
     );
@@ -29,6 +33,12 @@ export function coverageNotes(report: InsightsReport): string[] {
         : `this report may send at most ${report.plan.cap} requests`;
     notes.push(`Stopped early because ${why}. Partly read: ${short.join(', ')}.`);
   }
+  if (atCeiling.length > 0) {
+    const read = atCeiling.map(([s, c]) => `the first ${n(c.pages * PAGE_SIZE[s])} ${WHAT[s]}`);
+    notes.push(
+      `Read ${read.join(', ')} the API returned, the most a report reads; there are more.`,
+    );
+  }
   if (report.feedbackPagesCut) {
     notes.push('Feedback per page counts the 100 pages the API returns first; it returns no more.');
   }
@@ -38,4 +48,5 @@ export function coverageNotes(report: InsightsReport): string[] {
   return notes;
 }
 
+const n = (v: number) => v.toLocaleString('en-US');
 const pages = (n: number) => (n === 1 ? '1 page' : `${n} pages`);

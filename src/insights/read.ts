@@ -42,13 +42,15 @@ export class PlannedReader {
   }
 
   /**
-   * Why the report is short of what it wanted, if it is: halted on the budget, or a source it
-   * wanted (read in part, or not at all) left unfinished when its planned pages ran out.
+   * Why the report is short of what it wanted, if it is: halted on the budget, or a source
+   * left unfinished with fewer pages than it wanted (the cap or the budget shrank its plan).
+   * A source that read all the pages it ever wants (its ceiling, plan.ts MAX_PAGES) is as
+   * read as a report reads it: that is no early stop (notes.ts says it apart).
    */
   get stoppedBy(): StopReason | null {
     if (this.#haltedBy) return this.#haltedBy;
     const short = (Object.entries(this.coverage) as [Source, Coverage][]).some(
-      ([s, c]) => !c.complete && this.#plan.wanted[s] > 0,
+      ([s, c]) => !c.complete && c.pages < this.#plan.wanted[s],
     );
     return short ? (this.#plan.limitedBy ?? 'cap') : null;
   }

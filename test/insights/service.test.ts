@@ -238,7 +238,21 @@ describe('coverage notes', () => {
     const capped = await service({ maxRequests: 3 }).insights.build(range('30d'));
     const [note] = coverageNotes(capped);
     expect(note).toContain('at most 3 requests');
-    expect(note).toContain('searches (1 page read, more left)');
+    expect(note).toContain('search terms (1 page read, more left)');
     expect(note).toContain('feedback comments (not read)');
+  });
+
+  it('tell a source read as far as any report reads it apart from an early stop', async () => {
+    // 30 days of the seeded site: more feedback comments than the 2 pages a report reads,
+    // with requests to spare under the cap.
+    const report = await service({ maxRequests: 100 }).insights.build(range('30d'));
+    expect(report.coverage.feedback).toMatchObject({ pages: 2, complete: false });
+    expect(report.requests).toBeLessThan(report.plan.total);
+    expect(report.stoppedBy).toBeNull();
+    const notes = coverageNotes(report);
+    expect(notes.join(' ')).not.toContain('Stopped early');
+    expect(notes).toContain(
+      'Read the first 200 feedback comments the API returned, the most a report reads; there are more.',
+    );
   });
 });
