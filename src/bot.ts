@@ -8,9 +8,6 @@ import { startBackground, startRecoveryLoop } from './background.ts';
 import type { Config } from './config.ts';
 import { slackDoctor } from './doctor-wiring.ts';
 import { createInflight } from './inflight.ts';
-import { storeInsightsCache } from './insights/cache.ts';
-import { insightsPart } from './insights/digest-part.ts';
-import { createInsightsService } from './insights/service.ts';
 import { createWatchControl } from './jobs/cancel.ts';
 import { createFollowUpForm } from './jobs/follow-up-form.ts';
 import type { BucketLimit } from './jobs/rate-limits.ts';
@@ -21,17 +18,13 @@ import { createLogger, type Logger } from './log.ts';
 import { createMetrics, type Metrics } from './metrics.ts';
 import { probeEndpoints } from './probes.ts';
 import { createProjects } from './projects.ts';
-import { type DigestDeps, startDigest, trafficPart } from './reports/digest.ts';
-import { keepingHeadlines } from './reports/headline.ts';
-import { createReportService } from './reports/service.ts';
+import { createReporting } from './reporting.ts';
 import { registerAccessControl } from './slack/access-middleware.ts';
 import { createSlackApp, type SlackApp } from './slack/app.ts';
 import { createSlackJobChat } from './slack/chat.ts';
 import { createHomePublisher, refreshingHome } from './slack/home.ts';
-import { createSlackInsightsPoster } from './slack/insights-poster.ts';
 import { registerListeners } from './slack/listeners/index.ts';
 import { recordThreadReplies } from './slack/listeners/thread-replies.ts';
-import { createSlackReportPoster } from './slack/report-poster.ts';
 import { openStore } from './store/open.ts';
 import type { Store } from './store/types.ts';
 import { createTeardown, drainInflight, settleAbandoned, type Teardown } from './teardown.ts';
@@ -160,27 +153,15 @@ async function assemble(config: Config, opts: BotOptions, log: Logger, teardown:
     botName: () => slack.identity()?.name,
   });
   startRecoveryLoop({ config, log, teardown, store, chat, jobs, wake, opts });
-  const reports = keepingHeadlines(
-    createReportService({ api, store, log, maxRequests: config.visitors.maxRequests }),
+  const reporting = createReporting({
+    config,
+    api,
     store,
     log,
-  );
-  const poster = createSlackReportPoster(
-    slack.app.client,
-    log.child({ component: 'report-poster' }),
-    { docsBaseUrl: config.visitors.docsBaseUrl },
-  );
-  const insights = createInsightsService({
-    api,
-    budget: budgets.analytics,
-    cache: storeInsightsCache(store, log.child({ component: 'insights' })),
-    log,
+    client: slack.app.client,
+    analytics: budgets.analytics,
   });
-  const insightsPoster = createSlackInsightsPoster(
-    slack.app.client,
-    log.child({ component: 'insights-poster' }),
-    { docsBaseUrl: config.visitors.docsBaseUrl, drafts: true },
-  );
+  const { reports, poster, insights, insightsPoster } = reporting;
   const timeZone = config.digest.timeZone;
   const work = createWorkQueue({ ...(opts.work ?? FOLLOW_ON_WORK), inflight, log });
   const jobStatus = createJobStatus({ store, budget: budgets.agentFor, projects });
@@ -231,15 +212,8 @@ async function assemble(config: Config, opts: BotOptions, log: Logger, teardown:
   slack.beforeAck(recordThreadReplies({ jobs, access, botUserId: () => slack.identity()?.userId }));
 
   await slack.start();
-  const digestChannel = config.digest.channel;
-  if (digestChannel) {
-    const parts = [
-      trafficPart(reports, poster),
-      insightsPart(insights, insightsPoster, log.child({ component: 'digest' })),
-    ];
-    const deps = { store, parts, log, owner };
-    teardown.add('digest', startWeeklyDigest(digestChannel, config, opts, deps));
-  }
+  const stopDigest = reporting.startWeeklyDigest(owner, opts.digest);
+  if (stopDigest) teardown.add('digest', stopDigest);
   // A shutdown stops taking work first, then waits for the work already taken.
   teardown.add('drain', () => drainInflight(inflight, config.shutdownTimeoutMs, log));
   teardown.add('intake', async () => {
@@ -247,23 +221,6 @@ async function assemble(config: Config, opts: BotOptions, log: Logger, teardown:
     await slack.stopIntake();
   });
   log.info({ mode: config.slack.mode, port: config.port }, 'bot.started');
-}
-
-/** The weekly digest in DIGEST_CHANNEL; returns its stop. */
-function startWeeklyDigest(
-  channelId: string,
-  config: Config,
-  opts: BotOptions,
-  deps: Pick<DigestDeps, 'store' | 'parts' | 'log' | 'owner'>,
-): () => void {
-  const digest = startDigest({
-    ...deps,
-    channelId,
-    cron: config.digest.cron,
-    timeZone: config.digest.timeZone,
-    ...opts.digest,
-  });
-  return () => digest.stop();
 }
 
 /** The Bolt app, serving the probes and the metrics on PORT beside Slack's own traffic. */

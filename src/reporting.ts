@@ -1,0 +1,75 @@
+import type { WebClient } from '@slack/web-api';
+import type { Budget } from './api/budget.ts';
+import type { ApiClient } from './api/client.ts';
+import type { Config } from './config.ts';
+import { storeInsightsCache } from './insights/cache.ts';
+import { insightsPart } from './insights/digest-part.ts';
+import { createInsightsService } from './insights/service.ts';
+import type { Logger } from './log.ts';
+import { startDigest, trafficPart } from './reports/digest.ts';
+import { keepingHeadlines } from './reports/headline.ts';
+import { createReportService } from './reports/service.ts';
+import { createSlackInsightsPoster } from './slack/insights-poster.ts';
+import { createSlackReportPoster } from './slack/report-poster.ts';
+import type { Store } from './store/types.ts';
+
+/**
+ * The reports side of the composition root: the traffic and insights services, their Slack
+ * posters, and the weekly digest made of both (the traffic report, then the insights section).
+ */
+export function createReporting(deps: {
+  config: Config;
+  api: ApiClient;
+  store: Store;
+  log: Logger;
+  client: WebClient;
+  /** The shared analytics budget: insights plan their requests within what it has left. */
+  analytics: Pick<Budget, 'remaining' | 'status'>;
+}) {
+  const { config, api, store, log } = deps;
+  const docsBaseUrl = config.visitors.docsBaseUrl;
+  const reports = keepingHeadlines(
+    createReportService({ api, store, log, maxRequests: config.visitors.maxRequests }),
+    store,
+    log,
+  );
+  const poster = createSlackReportPoster(deps.client, log.child({ component: 'report-poster' }), {
+    docsBaseUrl,
+  });
+  const insights = createInsightsService({
+    api,
+    budget: deps.analytics,
+    cache: storeInsightsCache(store, log.child({ component: 'insights' })),
+    log,
+  });
+  const insightsPoster = createSlackInsightsPoster(
+    deps.client,
+    log.child({ component: 'insights-poster' }),
+    { docsBaseUrl, drafts: true },
+  );
+
+  /** The weekly digest in DIGEST_CHANNEL, if it is set; returns its stop. */
+  function startWeeklyDigest(
+    owner: string,
+    opts: { staleClaimMs?: number; retryMs?: number } = {},
+  ): (() => void) | undefined {
+    const channelId = config.digest.channel;
+    if (!channelId) return undefined;
+    const digest = startDigest({
+      store,
+      log,
+      owner,
+      channelId,
+      parts: [
+        trafficPart(reports, poster),
+        insightsPart(insights, insightsPoster, log.child({ component: 'digest' })),
+      ],
+      cron: config.digest.cron,
+      timeZone: config.digest.timeZone,
+      ...opts,
+    });
+    return () => digest.stop();
+  }
+
+  return { reports, poster, insights, insightsPoster, startWeeklyDigest };
+}
