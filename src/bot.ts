@@ -44,7 +44,7 @@ export interface BotOptions {
   followUpGraceMs?: number;
   troubleAfterMs?: number;
   pendingRootMs?: number;
-  digest?: { staleClaimMs?: number; retryMs?: number };
+  digest?: { staleClaimMs?: number; retryMs?: number; catchUpMs?: number };
   /** The work queue after acks (tests fill it to see the busy answer). */
   work?: { concurrency: number; capacity: number };
   /** Tests keep a handle on the store this way (to take the database away from a running bot). */

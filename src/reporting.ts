@@ -51,7 +51,7 @@ export function createReporting(deps: {
   /** The weekly digest in DIGEST_CHANNEL, if it is set; returns its stop. */
   function startWeeklyDigest(
     owner: string,
-    opts: { staleClaimMs?: number; retryMs?: number } = {},
+    opts: { staleClaimMs?: number; retryMs?: number; catchUpMs?: number } = {},
   ): (() => void) | undefined {
     const channelId = config.digest.channel;
     if (!channelId) return undefined;
@@ -60,6 +60,7 @@ export function createReporting(deps: {
       log,
       owner,
       channelId,
+      notice: (channel, text) => poster.postNotice(channel, text),
       parts: [
         trafficPart(reports, poster),
         insightsPart(insights, insightsPoster, log.child({ component: 'digest' })),

@@ -27,6 +27,7 @@ export function insightsPart(
   const key = (periodKey: string) => `digest-${periodKey}`;
   return {
     name: 'insights',
+    label: 'the insights section',
     inChannel: (channelId, periodKey, sinceMs) => poster.has(channelId, key(periodKey), sinceMs),
     async build(range, periodKey) {
       try {

@@ -1,8 +1,9 @@
 import { Cron } from 'croner';
 import type { Logger } from '../log.ts';
 import type { Store } from '../store/types.ts';
+import { describeReportFailure } from './failures.ts';
 import type { ReportPoster } from './ports.ts';
-import { type DateRange, digestPeriod } from './range.ts';
+import { type DateRange, digestPeriod, formatRange } from './range.ts';
 import type { ReportService } from './service.ts';
 
 /** A run down for longer than this missed its digest for good (the issue's rule). */
@@ -23,6 +24,8 @@ export const RETRY_MS = 5 * 60_000;
 export interface DigestPart {
   /** Names the part in log lines. */
   name: string;
+  /** Names it for people: "the traffic report". */
+  label: string;
   /** Whether this part of the period's digest is in the channel already (since `sinceMs`). */
   inChannel(channelId: string, periodKey: string, sinceMs: number): Promise<boolean>;
   /** Builds the part for the period; what it returns posts it. */
@@ -37,6 +40,7 @@ export function trafficPart(
   const fileKey = (periodKey: string) => `digest-${periodKey}`;
   return {
     name: 'traffic',
+    label: 'the traffic report',
     inChannel: (channelId, key, sinceMs) => poster.hasReport(channelId, fileKey(key), sinceMs),
     async build(range, key) {
       const report = await reports.build(range);
@@ -50,7 +54,9 @@ export function trafficPart(
 }
 
 export interface DigestDeps {
-  store: Pick<Store, 'claimDigest' | 'heartbeatDigest' | 'markDigestPosted'>;
+  store: Pick<Store, 'claimDigest' | 'heartbeatDigest' | 'markDigestPosted' | 'claimEvent'>;
+  /** Says in the channel what a run that gave up could not post (once, on one replica). */
+  notice: (channelId: string, text: string) => Promise<void>;
   /** What the digest posts, in order. */
   parts: readonly DigestPart[];
   log: Logger;
@@ -63,6 +69,7 @@ export interface DigestDeps {
   /** Tests shorten these. */
   staleClaimMs?: number;
   retryMs?: number;
+  catchUpMs?: number;
 }
 
 export interface Digest {
@@ -82,6 +89,9 @@ export function startDigest(deps: DigestDeps): Digest {
   const now = deps.now ?? Date.now;
   const staleMs = deps.staleClaimMs ?? STALE_CLAIM_MS;
   const retryMs = deps.retryMs ?? RETRY_MS;
+  const catchUpMs = deps.catchUpMs ?? CATCH_UP_MS;
+  /** Why each scheduled run last failed, for the notice if it is given up. */
+  const lastError = new Map<number, unknown>();
   /** At most one pending retry per scheduled run. */
   const timers = new Map<number, NodeJS.Timeout>();
   let stopped = false;
@@ -89,8 +99,9 @@ export function startDigest(deps: DigestDeps): Digest {
   /** Tries again later, as long as the run is still within its catch-up window. */
   function later(scheduledAt: Date, delayMs: number, why: string): void {
     if (stopped || timers.has(scheduledAt.getTime())) return;
-    if (now() + delayMs - scheduledAt.getTime() > CATCH_UP_MS) {
+    if (now() + delayMs - scheduledAt.getTime() > catchUpMs) {
       log.error({ scheduledAt: scheduledAt.toISOString(), why }, 'digest.given_up');
+      void giveUp(scheduledAt);
       return;
     }
     const timer = setTimeout(() => {
@@ -134,6 +145,33 @@ export function startDigest(deps: DigestDeps): Digest {
       } else missing.push(part);
     }
     return missing;
+  }
+
+  /**
+   * Says in the channel which parts of a run given up are missing, and why, so that a week
+   * without a digest is never silent. Claimed durably: one notice, whichever replica gives up.
+   */
+  async function giveUp(scheduledAt: Date): Promise<void> {
+    const { key, range } = digestPeriod(scheduledAt, deps.timeZone);
+    try {
+      const once = `digest_given_up:${deps.channelId}:${key}`;
+      if (!(await deps.store.claimEvent([once], now()))) return;
+      const missing = await missingParts(key);
+      if (missing.length === 0) return;
+      const what = missing.map((p) => p.label).join(' and ');
+      const err = lastError.get(scheduledAt.getTime());
+      const why =
+        err === undefined
+          ? 'Another instance held the run and did not finish it.'
+          : describeReportFailure(err);
+      await deps.notice(
+        deps.channelId,
+        `The weekly digest for ${formatRange(range)} is incomplete: I could not post ${what} in 24 hours of tries. ${why} \`/visitors\` and \`/insights\` with that week's dates build them by hand.`,
+      );
+      log.info({ period: key, missing: missing.map((p) => p.name) }, 'digest.gave_up_notice');
+    } catch (err) {
+      log.error({ err, period: key }, 'digest.notice_failed');
+    }
   }
 
   async function runFor(scheduledAt: Date): Promise<'posted' | 'skipped' | 'failed'> {
@@ -180,6 +218,7 @@ export function startDigest(deps: DigestDeps): Digest {
       return 'posted';
     } catch (err) {
       log.error({ err, period: key }, 'digest.failed');
+      lastError.set(scheduledAt.getTime(), err);
       // Our claim goes stale by the time we try again, which lets us (or a replica) retake it.
       later(scheduledAt, Math.max(retryMs, staleMs + 1_000), 'failed');
       return 'failed';
@@ -194,7 +233,7 @@ export function startDigest(deps: DigestDeps): Digest {
     1,
     new Date(now()),
   )[0];
-  if (missed && now() - missed.getTime() <= CATCH_UP_MS) {
+  if (missed && now() - missed.getTime() <= catchUpMs) {
     log.info({ scheduledAt: missed.toISOString() }, 'digest.catch_up');
     void runFor(missed);
   } else if (missed) {

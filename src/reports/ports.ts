@@ -13,4 +13,6 @@ export interface ReportPoster {
   ): Promise<void>;
   /** Whether a report with this `fileKey` was posted in the channel since `sinceMs`. */
   hasReport(channelId: string, fileKey: string, sinceMs: number): Promise<boolean>;
+  /** A plain message in the channel (the digest saying what it could not post). */
+  postNotice(channelId: string, text: string): Promise<void>;
 }

@@ -90,6 +90,14 @@ export function createSlackReportPoster(
       }
     },
 
+    async postNotice(channelId: string, text: string) {
+      try {
+        await client.chat.postMessage({ channel: channelId, text, unfurl_links: false });
+      } catch (err) {
+        throw toChatError(err);
+      }
+    },
+
     hasReport(channelId: string, fileKey: string, sinceMs: number) {
       const wanted = fileName(fileKey, 'png');
       return historyHas(

@@ -81,6 +81,29 @@ describe('weekly digest: insights section', () => {
     expect(insightsSections()).toHaveLength(1);
   });
 
+  it('says in the channel what it could not post once it gives up, and only once', async () => {
+    let missed: Date;
+    ({ h, missed } = await missedAnHourAgo());
+    h.api.inject('searches', { status: 503 }, 10_000); // insights never come back
+    // The catch-up window ends a few seconds from now, not in 24 h (the cron fires on the minute).
+    const catchUpMs = Date.now() - Math.floor(missed.getTime() / 60_000) * 60_000 + 2_500;
+    await h.start({ digest: { staleClaimMs: 300, retryMs: 300, catchUpMs } });
+    const notice = await eventually(
+      () => h.slack.history(DIGEST).find((m) => m.text?.includes('is incomplete')),
+      'the notice',
+      10_000,
+    );
+    expect(notice.text).toContain('I could not post the insights section in 24 hours of tries');
+    expect(notice.text).toContain('answered 503');
+    expect(notice.text).toContain('`/insights`');
+    expect(h.logs).toContain('digest.given_up');
+    await sleep(1_000);
+    const notices = h.slack.history(DIGEST).filter((m) => m.text?.includes('is incomplete'));
+    expect(notices).toHaveLength(1);
+    expect(trafficReports(h)).toHaveLength(1);
+    expect(insightsSections()).toHaveLength(0);
+  });
+
   it('turns a gap into one agent job in the digest channel', async () => {
     ({ h } = await missedAnHourAgo());
     await h.start();
