@@ -1,6 +1,7 @@
 import type { Button, ModalView } from '@slack/types';
 import { z } from 'zod';
 import { escapeAndTruncate, truncate } from '../mrkdwn.ts';
+import { readJson } from './json-value.ts';
 
 /**
  * "Draft it" on an insight: the evidence travels in the button's value (no report kept in
@@ -44,12 +45,7 @@ export function encodeSeed(seed: DraftSeed): string {
 }
 
 export function decodeSeed(value: string): DraftSeed | undefined {
-  try {
-    const parsed = DraftSeed.safeParse(JSON.parse(value));
-    return parsed.success ? parsed.data : undefined;
-  } catch {
-    return undefined;
-  }
+  return readJson(DraftSeed, value);
 }
 
 export function draftButton(seed: DraftSeed): Button {

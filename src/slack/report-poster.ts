@@ -1,5 +1,4 @@
 import type { WebClient } from '@slack/web-api';
-import { NOT_IN_CHANNEL_CODES } from '../chat-errors.ts';
 import type { Logger } from '../log.ts';
 import { renderVisitorsChart } from '../reports/chart.ts';
 import { pagesCsv } from '../reports/csv.ts';
@@ -8,14 +7,13 @@ import { formatRange } from '../reports/range.ts';
 import type { Report } from '../reports/service.ts';
 import { toChatError } from './chat.ts';
 import { historyHas, markedWith } from './history.ts';
+import { postMarked } from './marked-message.ts';
 import { type ReportView, reportMessage } from './report-blocks.ts';
 import { plainReport } from './report-plain.ts';
 
 const fileName = (fileKey: string, ext: string) => `docs-traffic-${fileKey}.${ext}`;
 /** Marks a report's message, so it can be recognised in the channel later. */
 const REPORT_EVENT = 'docs_traffic_report';
-/** Refusals that a plain message would get too: no point in falling back. */
-const CANNOT_POST = new Set([...NOT_IN_CHANNEL_CODES, 'is_archived', 'invalid_auth']);
 
 /**
  * Posts a report as a message with a plain `text` (notifications and screen readers read
@@ -29,29 +27,16 @@ export function createSlackReportPoster(
   log: Logger,
   view: ReportView = {},
 ): ReportPoster {
-  async function postMessage(channelId: string, report: Report, title: string, fileKey: string) {
+  function postMessage(channelId: string, report: Report, title: string, fileKey: string) {
     const message = reportMessage(report, title, view);
-    const base = {
+    return postMarked(client, log, {
       channel: channelId,
       text: message.text,
-      unfurl_links: false,
-      unfurl_media: false,
+      blocks: message.blocks,
+      plain: plainReport(report, title, view),
       metadata: { event_type: REPORT_EVENT, event_payload: { file_key: fileKey } },
-    };
-    try {
-      await client.chat.postMessage({ ...base, blocks: message.blocks });
-      return;
-    } catch (err) {
-      const e = toChatError(err);
-      // Not answered: the blocks may have been posted; a second message could repeat them.
-      if (!e.answered || CANNOT_POST.has(e.code)) throw e;
-      log.warn({ err: e, channelId }, 'report.blocks_refused');
-    }
-    try {
-      await client.chat.postMessage({ ...base, text: plainReport(report, title, view) });
-    } catch (err) {
-      throw toChatError(err);
-    }
+      refusedEvent: 'report.blocks_refused',
+    });
   }
 
   return {

@@ -11,6 +11,7 @@ import type { ButtonAnswer, ButtonClick } from '../../jobs/retry.ts';
 import type { Logger } from '../../log.ts';
 import type { WorkQueue } from '../../work-queue.ts';
 import { ACTIONS, FOLLOW_UP_INPUT, FOLLOW_UP_VIEW, followUpModal } from '../action-blocks.ts';
+import { readJson } from '../json-value.ts';
 
 /** What the root message's buttons do, in the jobs feature's words. */
 export interface ButtonDeps {
@@ -118,7 +119,9 @@ export function registerActions(
     const fail = (error: string) =>
       args.ack({ response_action: 'errors', errors: { [FOLLOW_UP_INPUT.block]: error } });
     const parsed = FormSubmission.safeParse(args.body);
-    const meta = parsed.success ? readMetadata(parsed.data.view.private_metadata) : undefined;
+    const meta = parsed.success
+      ? readJson(FormMetadata, parsed.data.view.private_metadata)
+      : undefined;
     if (!parsed.success || !meta) {
       log.warn({ issues: parsed.error?.issues.slice(0, 3) }, 'form.malformed');
       return fail('This form is out of date. Close it and click Send follow-up again.');
@@ -147,13 +150,4 @@ export function registerActions(
     deps.inflight.track(onClick(args)),
   );
   app.view(FOLLOW_UP_VIEW, (args) => deps.inflight.track(onSubmit(args)));
-}
-
-function readMetadata(raw: string): z.infer<typeof FormMetadata> | undefined {
-  try {
-    const parsed = FormMetadata.safeParse(JSON.parse(raw));
-    return parsed.success ? parsed.data : undefined;
-  } catch {
-    return undefined;
-  }
 }

@@ -24,6 +24,7 @@ import {
   draftModal,
   ORIGIN_LABEL,
 } from '../insight-drafts.ts';
+import { readJson } from '../json-value.ts';
 
 export interface InsightDraftDeps {
   jobs: Pick<JobService, 'startJob'>;
@@ -122,7 +123,9 @@ export function registerInsightDrafts(app: App, deps: InsightDraftDeps): void {
     const fail = (error: string) =>
       args.ack({ response_action: 'errors', errors: { [DRAFT_INPUT.block]: error } });
     const parsed = Submission.safeParse(args.body);
-    const meta = parsed.success ? readMetadata(parsed.data.view.private_metadata) : undefined;
+    const meta = parsed.success
+      ? readJson(DraftMetadata, parsed.data.view.private_metadata)
+      : undefined;
     if (!parsed.success || !meta) {
       log.warn({ issues: parsed.error?.issues.slice(0, 3) }, 'insight_draft.malformed');
       return fail('This form is out of date. Close it and click Draft it again.');
@@ -228,13 +231,4 @@ async function originOf(
     log.warn({ err: toChatError(err), channelId: meta.channelId }, 'insight_draft.no_permalink');
   }
   return undefined;
-}
-
-function readMetadata(raw: string): DraftMetadata | undefined {
-  try {
-    const parsed = DraftMetadata.safeParse(JSON.parse(raw));
-    return parsed.success ? parsed.data : undefined;
-  } catch {
-    return undefined;
-  }
 }
