@@ -1,5 +1,6 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
+import { readdirSync, readFileSync } from 'node:fs';
 import { eventually } from './net.ts';
 
 export interface BotProcess {
@@ -37,4 +38,64 @@ export async function answers(url: string, timeoutMs = 15_000): Promise<void> {
     `${url} to answer`,
     timeoutMs,
   );
+}
+
+/**
+ * `npm start` exactly as a person types it (npm from PATH, the package's prestart and start
+ * scripts), in the repository. npm's own update check is off: it has no network here.
+ */
+export function spawnNpmStart(env: Record<string, string>): BotProcess {
+  const chunks: string[] = [];
+  const child = spawn('npm', ['start'], {
+    cwd: process.cwd(),
+    env: {
+      PATH: process.env.PATH ?? '',
+      HOME: process.env.HOME ?? '',
+      npm_config_update_notifier: 'false',
+      ...env,
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  child.stdout?.on('data', (c) => chunks.push(String(c)));
+  child.stderr?.on('data', (c) => chunks.push(String(c)));
+  const exited = once(child, 'exit').then(([code]) => code as number | null);
+  return { child, output: () => chunks.join(''), exited };
+}
+
+/** The pids under `pid` (children, theirs, …), read from /proc (Linux). */
+export function descendants(pid: number): number[] {
+  const out: number[] = [];
+  let tasks: string[];
+  try {
+    tasks = readdirSync(`/proc/${pid}/task`);
+  } catch {
+    return out; // gone
+  }
+  for (const tid of tasks) {
+    let children = '';
+    try {
+      children = readFileSync(`/proc/${pid}/task/${tid}/children`, 'utf8');
+    } catch {}
+    for (const c of children.split(' ').filter(Boolean).map(Number)) out.push(c, ...descendants(c));
+  }
+  return out;
+}
+
+/** The command line of `pid`, or undefined once it is gone. */
+export function commandLine(pid: number): string | undefined {
+  try {
+    return readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').join(' ').trim();
+  } catch {
+    return undefined;
+  }
+}
+
+/** Whether `pid` still runs (a zombie, exited but not yet reaped, does not). */
+export function running(pid: number): boolean {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2)[0] !== 'Z';
+  } catch {
+    return false;
+  }
 }
