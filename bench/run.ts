@@ -12,6 +12,7 @@ import { benchAck } from './ack/index.ts';
 import { benchColdStart } from './coldstart.ts';
 import { benchFollowUp } from './followup.ts';
 import { type BenchOptions, type BenchResult, median } from './measure.ts';
+import { benchMemory } from './memory.ts';
 import { benchNotifier } from './notifier.ts';
 import { benchPoller } from './poller.ts';
 import { benchAggregate, benchEndToEnd } from './report.ts';
@@ -22,6 +23,7 @@ const BENCHES: Record<string, (o: BenchOptions) => Promise<BenchResult>> = {
   poller: benchPoller,
   notifier: benchNotifier,
   coldstart: benchColdStart,
+  memory: benchMemory,
   'report.end-to-end': (o) => benchEndToEnd(o.quick ? 1 : 3),
   'report.aggregate': (o) => benchAggregate(o.quick ? 2 : 5),
 };

@@ -1,0 +1,198 @@
+/**
+ * Benchmark of the real process's memory: `npm start` itself (the package's prestart and start
+ * scripts, so the flags and the entry point are whatever they say), against the fake Slack and
+ * the API emulator served from this process, on a SQLite file. Twice: idle (no jobs), then with
+ * 10,000 live jobs seeded into the database before the start, which the bot polls. The
+ * resident set (VmRSS from /proc) of the bot's node process, not npm's, is sampled every
+ * SAMPLE_MS. It prints numbers against the targets; nothing here asserts them.
+ */
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { openSqliteStore } from '../src/store/sqlite.ts';
+import { ApiEmulator } from '../test/fakes/api-emulator.ts';
+import { FakeSlack } from '../test/fakes/slack.ts';
+import { freePort, sleep } from '../test/helpers/net.ts';
+import {
+  answers,
+  type BotProcess,
+  commandLine,
+  descendants,
+  spawnNpmStart,
+} from '../test/helpers/process.ts';
+import {
+  type BenchOptions,
+  type BenchResult,
+  log,
+  MB,
+  type Metric,
+  median,
+  PROJECT,
+  SECRETS,
+} from './measure.ts';
+import { type SeedJob, seedJobs } from './poller-world.ts';
+
+const ROOT = fileURLToPath(new URL('..', import.meta.url));
+const JOBS = 10_000;
+/** As the poller benchmark seeds them: a tenth young (5 s polls), the rest old (60 s). */
+const YOUNG_SHARE = 0.1;
+const BASE_MS = 5_000;
+const MAX_MS = 60_000;
+const SAMPLE_MS = 500;
+/** Left out of the samples: the start's own allocations, and the first burst of overdue polls. */
+const SETTLE_MS = 3_000;
+const TARGET = { idleMb: 110, jobsMb: 150 };
+
+interface Phase {
+  /** VmRSS samples of the bot's node process, MB. */
+  rss: number[];
+  /** nodejs_heap_size_used_bytes from /metrics at the end, MB. */
+  heapMb: number;
+  /** GETs the emulator answered while the samples were taken. */
+  gets: number;
+  wallMs: number;
+}
+
+function rssMb(pid: number): number {
+  const kb = /^VmRSS:\s+(\d+) kB$/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1];
+  if (!kb) throw new Error(`no VmRSS for ${pid}`);
+  return (Number(kb) * 1024) / MB;
+}
+
+/** The jobs of a bot that has run for an hour: due at moments spread over their interval. */
+function seedPlan(at: number): SeedJob[] {
+  const young = Math.round(JOBS * YOUNG_SHARE);
+  return Array.from({ length: JOBS }, (_, i) => {
+    const isYoung = i < young;
+    const age = isYoung ? Math.random() * 20_000 : (10 + Math.random() * 50) * 60_000;
+    return {
+      jobId: `${isYoung ? 'y' : 'o'}${i}`,
+      channel: `C${i % 1000}`,
+      createdAt: Math.round(at - age),
+      nextPollAt: Math.round(at + Math.random() * (isYoung ? BASE_MS : MAX_MS)),
+      pollIntervalMs: isYoung ? BASE_MS : MAX_MS,
+    };
+  });
+}
+
+/** SIGTERM to npm (as a process manager would send it), SIGKILL to all if it lingers. */
+async function stop(npm: BotProcess, tree: number[]): Promise<void> {
+  npm.child.kill('SIGTERM');
+  const timer = setTimeout(() => {
+    for (const pid of [npm.child.pid!, ...tree])
+      try {
+        process.kill(pid, 'SIGKILL');
+      } catch {} // gone
+  }, 15_000);
+  await npm.exited.finally(() => clearTimeout(timer));
+}
+
+/** Starts `npm start`, waits for /healthz, samples the bot's RSS for `ms`, stops it. */
+async function phase(
+  env: Record<string, string>,
+  api: ApiEmulator,
+  ms: number,
+  label: string,
+): Promise<Phase> {
+  const port = await freePort();
+  const started = performance.now();
+  const npm = spawnNpmStart({ ...env, PORT: String(port) });
+  let tree: number[] = [];
+  try {
+    await answers(`http://127.0.0.1:${port}/healthz`, 30_000);
+    tree = descendants(npm.child.pid!);
+    const bot = tree.find((pid) => commandLine(pid)?.match(/\bnode\b.*\.(m?js|ts)\b/));
+    if (!bot) throw new Error(`no node process under npm: ${tree.map(commandLine).join('; ')}`);
+    log(`memory ${label}: bot pid ${bot}: ${commandLine(bot)}`);
+    await sleep(SETTLE_MS);
+    api.requests.length = 0;
+    let gets = 0;
+    const rss: number[] = [];
+    for (const end = performance.now() + ms; performance.now() < end; ) {
+      await sleep(SAMPLE_MS);
+      rss.push(rssMb(bot));
+      gets += api.requests.filter((r) => r.kind === 'get').length;
+      api.requests.length = 0; // the emulator keeps every request: its memory, not the bot's
+    }
+    const metrics = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
+    const heap = Number(/^nodejs_heap_size_used_bytes (\S+)$/m.exec(metrics)?.[1] ?? Number.NaN);
+    log(
+      `memory ${label}: rss median ${median(rss).toFixed(1)} MB, peak ${Math.max(...rss).toFixed(1)} MB, ` +
+        `${gets} GETs in ${(ms / 1000).toFixed(0)} s`,
+    );
+    return { rss, heapMb: heap / MB, gets, wallMs: performance.now() - started };
+  } catch (err) {
+    log(npm.output().slice(-2_000));
+    throw err;
+  } finally {
+    await stop(npm, tree);
+  }
+}
+
+export async function benchMemory(o: BenchOptions): Promise<BenchResult> {
+  const idleMs = o.quick ? 5_000 : 20_000;
+  const jobsMs = o.quick ? 15_000 : 60_000;
+  // What prestart does on a first start: out of the measured window.
+  const build = spawnSync(process.execPath, ['scripts/build.mjs', '--if-stale'], { cwd: ROOT });
+  if (build.status !== 0) throw new Error(`build failed: ${build.stderr}`);
+  const slack = await FakeSlack.start();
+  const api = await ApiEmulator.start({ apiKey: SECRETS.apiKey, projectId: PROJECT });
+  const dir = mkdtempSync(join(tmpdir(), 'bench-memory-'));
+  const env = (file: string) => ({
+    SLACK_BOT_TOKEN: SECRETS.botToken,
+    SLACK_SIGNING_SECRET: SECRETS.signingSecret,
+    SLACK_API_URL: slack.url,
+    MINTLIFY_API_KEY: SECRETS.apiKey,
+    MINTLIFY_PROJECT_ID: PROJECT,
+    MINTLIFY_API_URL: api.url,
+    DATABASE_URL: `sqlite:${join(dir, file)}`,
+    // The idle start fills it; the second is a restart, as a deployment's would be.
+    NODE_COMPILE_CACHE: join(dir, 'compile-cache'),
+  });
+  try {
+    const idle = await phase(env('idle.sqlite'), api, idleMs, 'idle');
+    const path = join(dir, 'jobs.sqlite');
+    await (await openSqliteStore(path)).close(); // the migrations; the seed writes the schema
+    const jobs = seedPlan(Date.now());
+    await seedJobs({ kind: 'sqlite', path }, jobs);
+    for (const j of jobs) api.setJob(j.jobId, {});
+    const loaded = await phase(env('jobs.sqlite'), api, jobsMs, `${JOBS / 1000}k jobs`);
+    return result(idle, loaded, jobsMs);
+  } finally {
+    await slack.close();
+    await api.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+function result(idle: Phase, loaded: Phase, jobsMs: number): BenchResult {
+  const k = `${JOBS / 1000}k jobs`;
+  const metrics: Metric[] = [
+    { name: 'idle: rss', unit: 'MB', runs: idle.rss, target: `≤ ${TARGET.idleMb} MB` },
+    { name: `${k}: rss`, unit: 'MB', runs: loaded.rss, target: `≤ ${TARGET.jobsMb} MB` },
+    { name: `${k}: GETs/s answered`, unit: '/s', runs: [loaded.gets / (jobsMs / 1000)] },
+    { name: 'idle: heap used', unit: 'MB', runs: [idle.heapMb] },
+    { name: `${k}: heap used (end)`, unit: 'MB', runs: [loaded.heapMb] },
+  ];
+  return {
+    name: 'memory',
+    runsMs: [idle.wallMs, loaded.wallMs],
+    peakRssMb: Math.max(...loaded.rss),
+    peakHeapMb: Math.max(idle.heapMb, loaded.heapMb),
+    notes: [
+      '`npm start` as is (prestart, start script), SQLite, HTTP mode; VmRSS of the bot node process (not npm) every ' +
+        `${SAMPLE_MS} ms, from ${SETTLE_MS / 1000} s after /healthz answered`,
+      `rss rows: min / median / max of the samples; ${k}: ${YOUNG_SHARE * 100} % young (${BASE_MS / 1000} s polls), ` +
+        `the rest old (${MAX_MS / 1000} s), seeded before the start; the emulator answers in this process`,
+      'peak columns: absolute (the bot process with the jobs), not a Δ',
+    ],
+    stats: {
+      idleMedianMb: median(idle.rss),
+      jobsMedianMb: median(loaded.rss),
+      jobsPeakMb: Math.max(...loaded.rss),
+    },
+    metrics,
+  };
+}
