@@ -20,13 +20,20 @@ describe('documentation matches the code', () => {
     expect(read('Dockerfile')).toContain('DATABASE_URL=sqlite:/data/bot.sqlite');
   });
 
-  it('starts the bot with the same node flags from npm start and from the Docker image', () => {
+  it('starts the bot the same way from npm start and from the Docker image', () => {
     const start = (JSON.parse(read('package.json')) as { scripts: { start: string } }).scripts
       .start;
-    const flags = (s: string) => [...s.matchAll(/--max-[a-z-]+=\d+/g)].map((m) => m[0]);
-    const cmd = /^CMD (\[.*\])$/m.exec(read('Dockerfile'))?.[1] ?? '[]';
+    const dockerfile = read('Dockerfile');
+    const flags = (s: string) => [...s.matchAll(/--[a-z-]+=\d+/g)].map((m) => m[0]);
+    const entry = (s: string) => /\S+\.(?:js|ts)\b/.exec(s)?.[0];
+    const arenas = (s: string) => /MALLOC_ARENA_MAX=(?:\$\{MALLOC_ARENA_MAX:-)?(\d+)/.exec(s)?.[1];
+    const cmd = (JSON.parse(/^CMD (\[.*\])$/m.exec(dockerfile)?.[1] ?? '[]') as string[]).join(' ');
     expect(flags(start)).not.toEqual([]);
-    expect(flags((JSON.parse(cmd) as string[]).join(' '))).toEqual(flags(start));
+    expect(flags(cmd)).toEqual(flags(start));
+    expect(entry(start)).toBe('dist/main.js');
+    expect(entry(cmd)).toBe(entry(start));
+    expect(arenas(start)).toBeDefined();
+    expect(arenas(dockerfile)).toBe(arenas(start));
   });
 
   it('runs the compose replicas on the one PostgreSQL database', () => {
