@@ -50,9 +50,35 @@ interface Phase {
   rss: number[];
   /** nodejs_heap_size_used_bytes from /metrics at the end, MB. */
   heapMb: number;
+  /** V8's heap as committed (nodejs_heap_size_total_bytes) at the end, MB. */
+  heapTotalMb: number;
+  /** At the end: file-backed pages, and anonymous memory other than V8's heap, MB. */
+  fileMb: number;
+  otherMb: number;
   /** GETs the emulator answered while the samples were taken. */
   gets: number;
   wallMs: number;
+}
+
+/**
+ * Where the resident set is, from /proc/<pid>/smaps: file-backed pages (the node binary and
+ * shared libraries, which other processes share), and anonymous memory split into V8's heap
+ * (its committed size, from /metrics) and the rest (malloc arenas, buffers, thread stacks).
+ */
+function breakdown(pid: number, heapTotalMb: number): { fileMb: number; anonMb: number } {
+  let file = 0;
+  let anon = 0;
+  let named = false;
+  for (const line of readFileSync(`/proc/${pid}/smaps`, 'utf8').split('\n')) {
+    const m = /^[0-9a-f]+-[0-9a-f]+ \S+ \S+ \S+ (\d+)\s*(\S*)/.exec(line);
+    if (m) named = m[1] !== '0' && m[2]!.startsWith('/');
+    else if (line.startsWith('Rss:')) {
+      const kb = Number(line.split(/\s+/)[1]);
+      if (named) file += kb;
+      else anon += kb;
+    }
+  }
+  return { fileMb: file / 1024, anonMb: anon / 1024 - heapTotalMb };
 }
 
 function rssMb(pid: number): number {
@@ -117,12 +143,18 @@ async function phase(
       api.requests.length = 0; // the emulator keeps every request: its memory, not the bot's
     }
     const metrics = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
-    const heap = Number(/^nodejs_heap_size_used_bytes (\S+)$/m.exec(metrics)?.[1] ?? Number.NaN);
+    const gauge = (name: string) =>
+      Number(new RegExp(`^${name} (\\S+)$`, 'm').exec(metrics)?.[1] ?? Number.NaN) / MB;
+    const heapTotalMb = gauge('nodejs_heap_size_total_bytes');
+    const { fileMb, anonMb } = breakdown(bot, heapTotalMb);
     log(
       `memory ${label}: rss median ${median(rss).toFixed(1)} MB, peak ${Math.max(...rss).toFixed(1)} MB, ` +
         `${gets} GETs in ${(ms / 1000).toFixed(0)} s`,
     );
-    return { rss, heapMb: heap / MB, gets, wallMs: performance.now() - started };
+    return {
+      ...{ rss, heapMb: gauge('nodejs_heap_size_used_bytes'), heapTotalMb, fileMb },
+      ...{ otherMb: anonMb, gets, wallMs: performance.now() - started },
+    };
   } catch (err) {
     log(npm.output().slice(-2_000));
     throw err;
@@ -173,9 +205,17 @@ function result(idle: Phase, loaded: Phase, jobsMs: number): BenchResult {
     { name: 'idle: rss', unit: 'MB', runs: idle.rss, target: `≤ ${TARGET.idleMb} MB` },
     { name: `${k}: rss`, unit: 'MB', runs: loaded.rss, target: `≤ ${TARGET.jobsMb} MB` },
     { name: `${k}: GETs/s answered`, unit: '/s', runs: [loaded.gets / (jobsMs / 1000)] },
-    { name: 'idle: heap used', unit: 'MB', runs: [idle.heapMb] },
-    { name: `${k}: heap used (end)`, unit: 'MB', runs: [loaded.heapMb] },
   ];
+  for (const [label, p] of [
+    ['idle', idle],
+    [`${k} (end)`, loaded],
+  ] as const)
+    metrics.push(
+      { name: `${label}: node and libraries (file-backed)`, unit: 'MB', runs: [p.fileMb] },
+      { name: `${label}: V8 heap committed`, unit: 'MB', runs: [p.heapTotalMb] },
+      { name: `${label}: V8 heap used`, unit: 'MB', runs: [p.heapMb] },
+      { name: `${label}: other anonymous (malloc, buffers)`, unit: 'MB', runs: [p.otherMb] },
+    );
   return {
     name: 'memory',
     runsMs: [idle.wallMs, loaded.wallMs],
