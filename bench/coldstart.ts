@@ -1,5 +1,5 @@
 /**
- * Benchmark of a cold start: the bot spawned as `npm start` runs it (`node src/main.ts`, HTTP
+ * Benchmark of a cold start: the bot spawned as `npm start` runs it (`node dist/main.js`, HTTP
  * mode, a fresh database), timed from the spawn to the first 200 from `GET /healthz`; then its
  * resident memory after idling, and how long SIGTERM takes to end it. Beside it, in the same
  * run, a bare `node -e` HTTP server timed the same way: the floor no bot can beat. FakeSlack
@@ -17,6 +17,7 @@ import { freePort, sleep } from '../test/helpers/net.ts';
 import {
   type BenchOptions,
   type BenchResult,
+  botEntry,
   botNodeFlags,
   log,
   MB,
@@ -143,7 +144,7 @@ async function botRun(env: Record<string, string>, idleMs = IDLE_MS): Promise<Bo
   const port = await freePort();
   const spawnedAt = Date.now();
   const s = await spawnAndWait(
-    [...botNodeFlags(), 'src/main.ts'],
+    [...botNodeFlags(), botEntry()],
     { ...env, PORT: String(port) },
     port,
     '/healthz',
@@ -206,7 +207,7 @@ export async function benchColdStart(o: BenchOptions): Promise<BenchResult> {
   try {
     const { bot, base } = await sideBySide(runs, env, dir, !o.quick);
     // The extras are what the full run adds: one start on PostgreSQL, and restarts, which find
-    // Node's compile cache (turned on by src/main.ts) already filled.
+    // Node's compile cache (turned on by main.ts) already filled.
     const postgres = o.quick ? undefined : await postgresRun(env, dir);
     const cached = o.quick ? [] : await compileCacheRuns(3, env, dir);
     return result({ runs, bot, base, postgres, cached, quick: o.quick });

@@ -2,7 +2,9 @@
  * What every benchmark shares: the result shape the runner prints, percentiles, and a
  * memory probe. Nothing here asserts a time.
  */
+import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import { GCProfiler } from 'node:v8';
 import { createLogger, type Logger } from '../src/log.ts';
 
@@ -129,4 +131,21 @@ export function botNodeFlags(): string[] {
   return pkg.scripts.start
     .split(/\s+/)
     .filter((t) => t.startsWith('--') && !t.startsWith('--env-file'));
+}
+
+/**
+ * The entry point `npm start` runs (dist/main.js), built first when it is stale, as npm
+ * start's prestart would: a benchmark that starts the bot as `node <flags> <entry>` runs the
+ * same code, and the build stays out of what it times.
+ */
+export function botEntry(): string {
+  const root = fileURLToPath(new URL('..', import.meta.url));
+  const build = spawnSync(process.execPath, ['scripts/build.mjs', '--if-stale'], { cwd: root });
+  if (build.status !== 0) throw new Error(`npm run build failed:\n${build.stderr}`);
+  const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as {
+    scripts: { start: string };
+  };
+  const entry = /\S+\.js\b/.exec(pkg.scripts.start)?.[0];
+  if (!entry) throw new Error(`no entry point in the start script: ${pkg.scripts.start}`);
+  return entry;
 }

@@ -6,11 +6,9 @@
  * resident set (VmRSS from /proc) of the bot's node process, not npm's, is sampled every
  * SAMPLE_MS. It prints numbers against the targets; nothing here asserts them.
  */
-import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { openSqliteStore } from '../src/store/sqlite.ts';
 import { ApiEmulator } from '../test/fakes/api-emulator.ts';
 import { FakeSlack } from '../test/fakes/slack.ts';
@@ -25,6 +23,7 @@ import {
 import {
   type BenchOptions,
   type BenchResult,
+  botEntry,
   log,
   MB,
   type Metric,
@@ -34,7 +33,6 @@ import {
 } from './measure.ts';
 import { type SeedJob, seedJobs } from './poller-world.ts';
 
-const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const JOBS = 10_000;
 /** As the poller benchmark seeds them: a tenth young (5 s polls), the rest old (60 s). */
 const YOUNG_SHARE = 0.1;
@@ -166,9 +164,7 @@ async function phase(
 export async function benchMemory(o: BenchOptions): Promise<BenchResult> {
   const idleMs = o.quick ? 5_000 : 20_000;
   const jobsMs = o.quick ? 15_000 : 60_000;
-  // What prestart does on a first start: out of the measured window.
-  const build = spawnSync(process.execPath, ['scripts/build.mjs', '--if-stale'], { cwd: ROOT });
-  if (build.status !== 0) throw new Error(`build failed: ${build.stderr}`);
+  botEntry(); // builds dist/ if stale, as prestart would: out of the measured window
   const slack = await FakeSlack.start();
   const api = await ApiEmulator.start({ apiKey: SECRETS.apiKey, projectId: PROJECT });
   const dir = mkdtempSync(join(tmpdir(), 'bench-memory-'));
