@@ -20,14 +20,20 @@ import { probeEndpoints } from './probes.ts';
 import { createProjects } from './projects.ts';
 import { createReporting } from './reporting.ts';
 import { registerAccessControl } from './slack/access-middleware.ts';
-import { createSlackApp, type SlackApp } from './slack/app.ts';
+import { createSlackApp, KEEP_ALIVE_GRACE_MS, type SlackApp } from './slack/app.ts';
 import { createSlackJobChat } from './slack/chat.ts';
 import { createHomePublisher, refreshingHome } from './slack/home.ts';
 import { registerListeners } from './slack/listeners/index.ts';
 import { recordThreadReplies } from './slack/listeners/thread-replies.ts';
 import { openStore } from './store/open.ts';
 import type { Store } from './store/types.ts';
-import { createTeardown, drainInflight, settleAbandoned, type Teardown } from './teardown.ts';
+import {
+  createTeardown,
+  DRAIN_SHARE,
+  drainInflight,
+  settleAbandoned,
+  type Teardown,
+} from './teardown.ts';
 import { createWorkQueue } from './work-queue.ts';
 
 /** Documented budgets of the service: per project per hour (agent), per organisation per hour (analytics). */
@@ -54,8 +60,11 @@ export interface BotOptions {
 export interface Bot {
   log: Logger;
   /**
-   * Stops taking commands and events, waits for those in flight (SHUTDOWN_TIMEOUT_MS at
-   * most), cuts short what still waits on the API, stops the loops, closes the database.
+   * Stops taking commands and events, waits for those in flight (three quarters of
+   * SHUTDOWN_TIMEOUT_MS at most), cuts short what still waits on the API, stops the loops,
+   * closes the HTTP server and the database. The whole stop ends within SHUTDOWN_TIMEOUT_MS:
+   * past it, it rejects (ShutdownDeadlineError) and logs `bot.shutdown_deadline` with what
+   * it left undone.
    */
   stop(): Promise<void>;
 }
@@ -77,11 +86,11 @@ export async function startBot(config: Config, opts: BotOptions = {}): Promise<B
     ],
     ...(opts.logDestination ? { destination: opts.logDestination } : {}),
   });
-  const teardown = createTeardown(log);
+  const teardown = createTeardown(log, config.shutdownTimeoutMs);
   try {
     await assemble(config, opts, log, teardown);
   } catch (err) {
-    await teardown.run();
+    await teardown.run().catch(() => {});
     throw err;
   }
   return { log, stop: teardown.run };
@@ -112,8 +121,11 @@ async function assemble(config: Config, opts: BotOptions, log: Logger, teardown:
   const inflight = createInflight();
   let accepting = true;
   const slack = createSlack({ config, log, store, metrics, accepting: () => accepting });
-  // Closed late, so that the probes answer (not ready) while everything else stops.
-  teardown.add('slack', () => slack.stop());
+  // Closed late, so that the probes answer (not ready) while everything else stops; a
+  // client that keeps a connection open gets at most half of what is left of the deadline.
+  teardown.add('slack', () =>
+    slack.stop(Math.min(KEEP_ALIVE_GRACE_MS, Math.floor(teardown.remainingMs() / 2))),
+  );
 
   const api = new ApiClient({
     ...apiSettings(config, opts),
@@ -125,7 +137,7 @@ async function assemble(config: Config, opts: BotOptions, log: Logger, teardown:
   // what is still waiting on the API then is work the drain gave up on.
   teardown.add('api', async () => {
     api.stop();
-    await settleAbandoned(inflight, log);
+    await settleAbandoned(inflight, log, Math.floor(teardown.remainingMs() / 2));
   });
 
   // The App Home follows the person's jobs: every root update shown schedules a refresh.
@@ -214,8 +226,13 @@ async function assemble(config: Config, opts: BotOptions, log: Logger, teardown:
   await slack.start();
   const stopDigest = reporting.startWeeklyDigest(owner, opts.digest);
   if (stopDigest) teardown.add('digest', stopDigest);
-  // A shutdown stops taking work first, then waits for the work already taken.
-  teardown.add('drain', () => drainInflight(inflight, config.shutdownTimeoutMs, log));
+  // A shutdown stops taking work first, then waits for the work already taken: for most of
+  // the deadline, the rest being what the other parts need to stop.
+  teardown.abandoned(() => ({ inflight: inflight.pending, queued: work.size }));
+  const drainMs = Math.floor(config.shutdownTimeoutMs * DRAIN_SHARE);
+  teardown.add('drain', () =>
+    drainInflight(inflight, Math.min(drainMs, teardown.remainingMs()), log),
+  );
   teardown.add('intake', async () => {
     accepting = false;
     await slack.stopIntake();
