@@ -10,6 +10,7 @@ import { slackDoctor } from './doctor-wiring.ts';
 import { createInflight } from './inflight.ts';
 import { createWatchControl } from './jobs/cancel.ts';
 import { createFollowUpForm } from './jobs/follow-up-form.ts';
+import { createPendingCommands } from './jobs/pending-commands.ts';
 import type { BucketLimit } from './jobs/rate-limits.ts';
 import { createRetries } from './jobs/retry.ts';
 import { createJobService } from './jobs/service.ts';
@@ -25,6 +26,7 @@ import { createSlackJobChat } from './slack/chat.ts';
 import { createHomePublisher, refreshingHome } from './slack/home.ts';
 import { registerListeners } from './slack/listeners/index.ts';
 import { recordThreadReplies } from './slack/listeners/thread-replies.ts';
+import { responseUrlAnswer } from './slack/respond.ts';
 import { openStore } from './store/open.ts';
 import type { Store } from './store/types.ts';
 import {
@@ -164,7 +166,8 @@ async function assemble(config: Config, opts: BotOptions, log: Logger, teardown:
     metrics,
     botName: () => slack.identity()?.name,
   });
-  startRecoveryLoop({ config, log, teardown, store, chat, jobs, wake, opts });
+  const answer = responseUrlAnswer(log);
+  startRecoveryLoop({ config, log, teardown, store, chat, jobs, wake, opts, owner, answer });
   const reporting = createReporting({
     config,
     api,
@@ -176,6 +179,10 @@ async function assemble(config: Config, opts: BotOptions, log: Logger, teardown:
   const { reports, poster, insights, insightsPoster } = reporting;
   const timeZone = config.digest.timeZone;
   const work = createWorkQueue({ ...(opts.work ?? FOLLOW_ON_WORK), inflight, log });
+  // Acked /agent commands are recorded while they wait for their start; stopped after the
+  // drain, it gives back the ones still waiting, for another replica or the next start.
+  const pending = createPendingCommands({ store, owner, leaseMs: config.leaseMs, log });
+  teardown.add('pending-commands', () => pending.stop());
   const jobStatus = createJobStatus({ store, budget: budgets.agentFor, projects });
   const buttons = {
     retry: createRetries({
@@ -217,6 +224,7 @@ async function assemble(config: Config, opts: BotOptions, log: Logger, teardown:
     log,
     inflight,
     work,
+    pending,
     timeZone,
     buttons,
     insights: { insights, insightsPoster, agentBudget: budgets.agentFor },
@@ -228,7 +236,11 @@ async function assemble(config: Config, opts: BotOptions, log: Logger, teardown:
   if (stopDigest) teardown.add('digest', stopDigest);
   // A shutdown stops taking work first, then waits for the work already taken: for most of
   // the deadline, the rest being what the other parts need to stop.
-  teardown.abandoned(() => ({ inflight: inflight.pending, queued: work.size }));
+  teardown.abandoned(() => ({
+    inflight: inflight.pending,
+    queued: work.size,
+    pendingCommands: pending.waiting,
+  }));
   const drainMs = Math.floor(config.shutdownTimeoutMs * DRAIN_SHARE);
   teardown.add('drain', () =>
     drainInflight(inflight, Math.min(drainMs, teardown.remainingMs()), log),
