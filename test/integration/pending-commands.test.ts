@@ -5,10 +5,19 @@ import { RESPONSE_URL_MS, RESUMED_TEXT } from '../../src/jobs/pending-commands.t
 import { CHANNEL, Harness, PROJECT, USER } from '../helpers/harness.ts';
 import { eventually, sleep } from '../helpers/net.ts';
 import { postgresAvailable } from '../helpers/postgres.ts';
-import { answers, spawnBot } from '../helpers/process.ts';
+import { answers, spawnBot as spawn } from '../helpers/process.ts';
 
 let h: Harness;
+/** Bots started by a test: one a failed assertion left running is killed after it. */
+const children: ChildProcess[] = [];
+const spawnBot = (env: Record<string, string>) => {
+  const bot = spawn(env);
+  children.push(bot.child);
+  return bot;
+};
 afterEach(async () => {
+  for (const c of children.splice(0))
+    if (c.exitCode === null && c.signalCode === null) await kill9(c);
   await h.close();
 });
 

@@ -1,5 +1,7 @@
+import type { ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
 import { Agent, get } from 'node:http';
-import { connect } from 'node:net';
+import { connect, createServer, type Socket } from 'node:net';
 import { Writable } from 'node:stream';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startBot } from '../../src/bot.ts';
@@ -7,15 +9,29 @@ import { loadConfig } from '../../src/config.ts';
 import { openStore } from '../../src/store/open.ts';
 import { CHANNEL, Harness, type HarnessOptions } from '../helpers/harness.ts';
 import { eventually, sleep } from '../helpers/net.ts';
-import { answers, spawnBot } from '../helpers/process.ts';
+import { postgresAvailable } from '../helpers/postgres.ts';
+import { answers, spawnBot as spawn } from '../helpers/process.ts';
 
 let h: Harness;
 async function harness(opts: HarnessOptions = {}): Promise<Harness> {
   h = await Harness.create(opts);
   return h;
 }
+/** Bots started by a test: one a failed assertion left running is killed after it. */
+const children: ChildProcess[] = [];
+const spawnBot = (env: Record<string, string>) => {
+  const bot = spawn(env);
+  children.push(bot.child);
+  return bot;
+};
 afterEach(async (ctx) => {
   if (ctx.task.result?.state === 'fail') console.error(h.logs.split('\n').slice(-40).join('\n'));
+  for (const c of children.splice(0))
+    if (c.exitCode === null && c.signalCode === null) {
+      const exited = once(c, 'exit');
+      c.kill('SIGKILL');
+      await exited;
+    }
   await h.close();
 });
 
@@ -224,6 +240,40 @@ function probe(url: string, agent: Agent): Promise<{ status: number; connection:
   });
 }
 
+/**
+ * A TCP relay to `port` that can stop forwarding bytes without closing anything: what a
+ * failover or a partition looks like from the bot (no error, no answer).
+ */
+async function blackholeRelay(port: number) {
+  let holed = false;
+  const sockets = new Set<Socket>();
+  const server = createServer((client) => {
+    const upstream = connect(port, '127.0.0.1');
+    for (const [from, to] of [
+      [client, upstream],
+      [upstream, client],
+    ] as const) {
+      sockets.add(from);
+      from.on('data', (chunk) => {
+        if (!holed) to.write(chunk);
+      });
+      from.on('error', () => {});
+      from.on('close', () => to.destroy());
+    }
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    port: (server.address() as { port: number }).port,
+    blackhole: () => {
+      holed = true;
+    },
+    close: async () => {
+      for (const s of sockets) s.destroy();
+      await new Promise((resolve) => server.close(resolve));
+    },
+  };
+}
+
 describe('a shutdown that always ends', () => {
   it('on SIGTERM tells a keep-alive client probing /readyz to close, and exits 0 without waiting for it', async () => {
     await harness({ env: { SHUTDOWN_TIMEOUT_MS: '8000' } });
@@ -274,6 +324,32 @@ describe('a shutdown that always ends', () => {
     await cut;
     expect(events(bot.output(), 'bot.shutdown_deadline')).toHaveLength(0);
   });
+
+  it.skipIf(!postgresAvailable)(
+    'on SIGTERM with a database that stopped answering, exits 1 at SHUTDOWN_TIMEOUT_MS and says what it left',
+    async () => {
+      await harness({ engine: 'postgres', env: { SHUTDOWN_TIMEOUT_MS: '2000' } });
+      const url = new URL(h.env.DATABASE_URL ?? '');
+      const relay = await blackholeRelay(Number(url.port || 5432));
+      try {
+        url.port = String(relay.port);
+        const bot = spawnBot({ ...h.env, DATABASE_URL: url.toString() });
+        await answers(h.url('/readyz'));
+        relay.blackhole();
+        await sleep(300); // the loops' next queries are sent into the hole
+        const started = performance.now();
+        bot.child.kill('SIGTERM');
+        expect(await bot.exited).toBe(1);
+        expect(performance.now() - started).toBeLessThan(2_000 + 3_000);
+        const [line] = events(bot.output(), 'bot.shutdown_deadline');
+        expect(line).toMatchObject({ timeoutMs: 2_000, inflight: 0, queued: 0 });
+        expect(line?.unfinished).toContain('store');
+        expect(bot.output()).not.toContain('bot.stopped');
+      } finally {
+        await relay.close();
+      }
+    },
+  );
 
   it('ends at SHUTDOWN_TIMEOUT_MS whatever hangs, and logs what it left undone', async () => {
     await harness({ env: { SHUTDOWN_TIMEOUT_MS: '1500' } });
