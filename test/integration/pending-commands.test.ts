@@ -88,6 +88,40 @@ describe.each(engines)('an acked /agent not yet started (%s)', (engine) => {
   });
 });
 
+describe('a SIGTERM whose drain runs out', () => {
+  it('leaves the command still queued to the next process, which starts it', async () => {
+    // A lease (and so a create deadline) longer than the drain: the busy starts outlast it.
+    h = await Harness.create({ env: { SHUTDOWN_TIMEOUT_MS: '2000', LEASE_MS: '10000' } });
+    const first = spawnBot(h.env);
+    await answers(h.url('/readyz'));
+    h.api.inject('create', { slowMs: 30_000 }, 4);
+    for (let i = 1; i <= 4; i++) await h.command(`Busy job ${i}`);
+    await eventually(() => h.api.requestsTo('create').length === 4, 'four creates in flight');
+    const waiting = await h.command('The waiting one');
+    await eventually(
+      () => events(first.output(), 'command.recorded').length === 5,
+      'the fifth command recorded',
+    );
+    first.child.kill('SIGTERM');
+    await first.exited;
+    expect(events(first.output(), 'command.given_back')).toMatchObject([{ waiting: 1 }]);
+    expect(createsFor('The waiting one')).toHaveLength(0);
+
+    const second = spawnBot(h.env);
+    try {
+      await eventually(() => createsFor('The waiting one').length === 1, 'its job', 15_000);
+      await eventually(
+        () => h.slack.responses.find((r) => r.id === idOf(waiting.responseUrl)),
+        'the person told',
+      );
+      expect(createsFor('Busy job')).toHaveLength(4);
+    } finally {
+      second.child.kill('SIGTERM');
+      await second.exited;
+    }
+  });
+});
+
 describe('commands left by a process that is gone', () => {
   it('starts one still answerable, and only logs one whose response_url has expired', async () => {
     h = await Harness.create();

@@ -275,39 +275,42 @@ async function blackholeRelay(port: number) {
 }
 
 describe('a shutdown that always ends', () => {
-  it('on SIGTERM tells a keep-alive client probing /readyz to close, and exits 0 without waiting for it', async () => {
-    await harness({ env: { SHUTDOWN_TIMEOUT_MS: '8000' } });
-    const bot = spawnBot(h.env);
-    await answers(h.url('/readyz'));
-    const agent = new Agent({ keepAlive: true, maxSockets: 1 });
-    const seen: { status: number; connection: string }[] = [];
-    let probing = true;
-    const probing$ = (async () => {
-      while (probing) {
-        await probe(h.url('/readyz'), agent).then(
-          (r) => seen.push(r),
-          () => {}, // refused once the server is gone
-        );
-        await sleep(10);
-      }
-    })();
-    await eventually(() => seen.length >= 3, 'a few probes on one connection');
-    expect(seen[0]).toEqual({ status: 200, connection: 'keep-alive' });
-    // A create in flight keeps the drain, and the probes during it, going for a while.
-    h.api.inject('create', { slowMs: 1_500 });
-    await h.command('Add a quickstart');
-    await eventually(() => h.api.requestsTo('create').length === 1, 'the create in flight');
+  it.each(['http', 'socket'] as const)(
+    'on SIGTERM tells a keep-alive client probing /readyz to close, and exits 0 without waiting for it (%s)',
+    async (mode) => {
+      await harness({ mode, env: { SHUTDOWN_TIMEOUT_MS: '8000' } });
+      const bot = spawnBot(h.env);
+      await answers(h.url('/readyz'));
+      const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+      const seen: { status: number; connection: string }[] = [];
+      let probing = true;
+      const probing$ = (async () => {
+        while (probing) {
+          await probe(h.url('/readyz'), agent).then(
+            (r) => seen.push(r),
+            () => {}, // refused once the server is gone
+          );
+          await sleep(10);
+        }
+      })();
+      await eventually(() => seen.length >= 3, 'a few probes on one connection');
+      expect(seen[0]).toEqual({ status: 200, connection: 'keep-alive' });
+      // A create in flight keeps the drain, and the probes during it, going for a while.
+      h.api.inject('create', { slowMs: 1_500 });
+      await h.command('Add a quickstart');
+      await eventually(() => h.api.requestsTo('create').length === 1, 'the create in flight');
 
-    bot.child.kill('SIGTERM');
-    const code = await bot.exited;
-    probing = false;
-    await probing$;
-    agent.destroy();
-    expect(code).toBe(0);
-    expect(events(bot.output(), 'bot.shutdown_deadline')).toHaveLength(0);
-    expect(seen).toContainEqual({ status: 503, connection: 'close' });
-    expect(bot.output()).toContain('bot.stopped');
-  });
+      bot.child.kill('SIGTERM');
+      const code = await bot.exited;
+      probing = false;
+      await probing$;
+      agent.destroy();
+      expect(code).toBe(0);
+      expect(events(bot.output(), 'bot.shutdown_deadline')).toHaveLength(0);
+      expect(seen).toContainEqual({ status: 503, connection: 'close' });
+      expect(bot.output()).toContain('bot.stopped');
+    },
+  );
 
   it('cuts a connection that never finishes its request once the grace is over', async () => {
     await harness({ env: { SHUTDOWN_TIMEOUT_MS: '8000' } });
