@@ -93,6 +93,10 @@ export function startRecoveryLoop(deps: {
   jobs: JobService;
   wake: Wake;
   opts: BotOptions;
+  /** Names this process in the claims it takes on orphaned commands. */
+  owner: string;
+  /** Answers a person through a command's response_url. */
+  answer: (responseUrl: string, text: string) => Promise<void>;
 }): void {
   const { jobs, opts } = deps;
   const recovery = startRecovery({
@@ -103,6 +107,12 @@ export function startRecoveryLoop(deps: {
     staleMs: deps.config.leaseMs,
     firstPoll: jobs.firstPoll,
     wake: deps.wake,
+    commands: {
+      owner: deps.owner,
+      leaseMs: deps.config.leaseMs,
+      startJob: jobs.startJob,
+      answer: deps.answer,
+    },
     ...(opts.pendingRootMs === undefined ? {} : { pendingRootMs: opts.pendingRootMs }),
   });
   deps.teardown.add('recovery', () => recovery.stop());

@@ -10,6 +10,7 @@ import { slackDoctor } from './doctor-wiring.ts';
 import { createInflight } from './inflight.ts';
 import { createWatchControl } from './jobs/cancel.ts';
 import { createFollowUpForm } from './jobs/follow-up-form.ts';
+import { createPendingCommands } from './jobs/pending-commands.ts';
 import type { BucketLimit } from './jobs/rate-limits.ts';
 import { createRetries } from './jobs/retry.ts';
 import { createJobService } from './jobs/service.ts';
@@ -20,14 +21,21 @@ import { probeEndpoints } from './probes.ts';
 import { createProjects } from './projects.ts';
 import { createReporting } from './reporting.ts';
 import { registerAccessControl } from './slack/access-middleware.ts';
-import { createSlackApp, type SlackApp } from './slack/app.ts';
+import { createSlackApp, KEEP_ALIVE_GRACE_MS, type SlackApp } from './slack/app.ts';
 import { createSlackJobChat } from './slack/chat.ts';
 import { createHomePublisher, refreshingHome } from './slack/home.ts';
 import { registerListeners } from './slack/listeners/index.ts';
 import { recordThreadReplies } from './slack/listeners/thread-replies.ts';
+import { responseUrlAnswer } from './slack/respond.ts';
 import { openStore } from './store/open.ts';
 import type { Store } from './store/types.ts';
-import { createTeardown, drainInflight, settleAbandoned, type Teardown } from './teardown.ts';
+import {
+  createTeardown,
+  DRAIN_SHARE,
+  drainInflight,
+  settleAbandoned,
+  type Teardown,
+} from './teardown.ts';
 import { createWorkQueue } from './work-queue.ts';
 
 /** Documented budgets of the service: per project per hour (agent), per organisation per hour (analytics). */
@@ -54,8 +62,11 @@ export interface BotOptions {
 export interface Bot {
   log: Logger;
   /**
-   * Stops taking commands and events, waits for those in flight (SHUTDOWN_TIMEOUT_MS at
-   * most), cuts short what still waits on the API, stops the loops, closes the database.
+   * Stops taking commands and events, waits for those in flight (three quarters of
+   * SHUTDOWN_TIMEOUT_MS at most), cuts short what still waits on the API, stops the loops,
+   * closes the HTTP server and the database. The whole stop ends within SHUTDOWN_TIMEOUT_MS:
+   * past it, it rejects (ShutdownDeadlineError) and logs `bot.shutdown_deadline` with what
+   * it left undone.
    */
   stop(): Promise<void>;
 }
@@ -77,11 +88,11 @@ export async function startBot(config: Config, opts: BotOptions = {}): Promise<B
     ],
     ...(opts.logDestination ? { destination: opts.logDestination } : {}),
   });
-  const teardown = createTeardown(log);
+  const teardown = createTeardown(log, config.shutdownTimeoutMs);
   try {
     await assemble(config, opts, log, teardown);
   } catch (err) {
-    await teardown.run();
+    await teardown.run().catch(() => {});
     throw err;
   }
   return { log, stop: teardown.run };
@@ -112,8 +123,11 @@ async function assemble(config: Config, opts: BotOptions, log: Logger, teardown:
   const inflight = createInflight();
   let accepting = true;
   const slack = createSlack({ config, log, store, metrics, accepting: () => accepting });
-  // Closed late, so that the probes answer (not ready) while everything else stops.
-  teardown.add('slack', () => slack.stop());
+  // Closed late, so that the probes answer (not ready) while everything else stops; a
+  // client that keeps a connection open gets at most half of what is left of the deadline.
+  teardown.add('slack', () =>
+    slack.stop(Math.min(KEEP_ALIVE_GRACE_MS, Math.floor(teardown.remainingMs() / 2))),
+  );
 
   const api = new ApiClient({
     ...apiSettings(config, opts),
@@ -125,7 +139,7 @@ async function assemble(config: Config, opts: BotOptions, log: Logger, teardown:
   // what is still waiting on the API then is work the drain gave up on.
   teardown.add('api', async () => {
     api.stop();
-    await settleAbandoned(inflight, log);
+    await settleAbandoned(inflight, log, Math.floor(teardown.remainingMs() / 2));
   });
 
   // The App Home follows the person's jobs: every root update shown schedules a refresh.
@@ -152,7 +166,8 @@ async function assemble(config: Config, opts: BotOptions, log: Logger, teardown:
     metrics,
     botName: () => slack.identity()?.name,
   });
-  startRecoveryLoop({ config, log, teardown, store, chat, jobs, wake, opts });
+  const answer = responseUrlAnswer(log);
+  startRecoveryLoop({ config, log, teardown, store, chat, jobs, wake, opts, owner, answer });
   const reporting = createReporting({
     config,
     api,
@@ -164,6 +179,10 @@ async function assemble(config: Config, opts: BotOptions, log: Logger, teardown:
   const { reports, poster, insights, insightsPoster } = reporting;
   const timeZone = config.digest.timeZone;
   const work = createWorkQueue({ ...(opts.work ?? FOLLOW_ON_WORK), inflight, log });
+  // Acked /agent commands are recorded while they wait for their start; stopped after the
+  // drain, it gives back the ones still waiting, for another replica or the next start.
+  const pending = createPendingCommands({ store, owner, leaseMs: config.leaseMs, log });
+  teardown.add('pending-commands', () => pending.stop());
   const jobStatus = createJobStatus({ store, budget: budgets.agentFor, projects });
   const buttons = {
     retry: createRetries({
@@ -205,6 +224,7 @@ async function assemble(config: Config, opts: BotOptions, log: Logger, teardown:
     log,
     inflight,
     work,
+    pending,
     timeZone,
     buttons,
     insights: { insights, insightsPoster, agentBudget: budgets.agentFor },
@@ -214,8 +234,17 @@ async function assemble(config: Config, opts: BotOptions, log: Logger, teardown:
   await slack.start();
   const stopDigest = reporting.startWeeklyDigest(owner, opts.digest);
   if (stopDigest) teardown.add('digest', stopDigest);
-  // A shutdown stops taking work first, then waits for the work already taken.
-  teardown.add('drain', () => drainInflight(inflight, config.shutdownTimeoutMs, log));
+  // A shutdown stops taking work first, then waits for the work already taken: for most of
+  // the deadline, the rest being what the other parts need to stop.
+  teardown.abandoned(() => ({
+    inflight: inflight.pending,
+    queued: work.size,
+    pendingCommands: pending.waiting,
+  }));
+  const drainMs = Math.floor(config.shutdownTimeoutMs * DRAIN_SHARE);
+  teardown.add('drain', () =>
+    drainInflight(inflight, Math.min(drainMs, teardown.remainingMs()), log),
+  );
   teardown.add('intake', async () => {
     accepting = false;
     await slack.stopIntake();

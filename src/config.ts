@@ -234,7 +234,10 @@ export interface Config {
   leaseMs: number;
   digest: { channel: string | undefined; cron: string; timeZone: string };
   visitors: { maxRequests: number; docsBaseUrl: string | undefined };
-  /** How long a shutdown waits for commands and events already being handled. */
+  /**
+   * How long the whole shutdown may take (src/teardown.ts); three quarters of it go to the
+   * commands and events already being handled.
+   */
   shutdownTimeoutMs: number;
   /** Who may use the bot, and where (src/access.ts); undefined lists leave nobody out. */
   access: { users: string[] | undefined; channels: string[] | undefined };

@@ -7,33 +7,93 @@ import type { Logger } from './log.ts';
  */
 export interface Teardown {
   add(name: string, stop: () => Promise<void> | void): void;
-  /** Stops every part, once however often it is called; a part that fails is logged and the rest still stop. */
+  /** What was still in flight, counted when the deadline passes (for its log line). */
+  abandoned(count: () => Record<string, number>): void;
+  /**
+   * Stops every part, once however often it is called; a part that fails is logged and the
+   * rest still stop. Rejects with ShutdownDeadlineError when the whole stop has not ended
+   * within the deadline (the parts not finished are then left as they are).
+   */
   run(): Promise<void>;
+  /** Milliseconds left before the deadline of the stop under way (all of it before one). */
+  remainingMs(): number;
 }
 
-export function createTeardown(log: Logger): Teardown {
+/** The stop took longer than its deadline: what it left undone is in the log. */
+export class ShutdownDeadlineError extends Error {
+  readonly unfinished: string[];
+  constructor(unfinished: string[]) {
+    super(`shutdown deadline passed with ${unfinished.join(', ')} not stopped`);
+    this.name = 'ShutdownDeadlineError';
+    this.unfinished = unfinished;
+  }
+}
+
+/**
+ * The drain's share of the deadline (SHUTDOWN_TIMEOUT_MS): the work already taken gets three
+ * quarters of it; the last quarter is for what follows (cutting short what still waits on
+ * the API, the loops, giving leases back, the HTTP server, the database).
+ */
+export const DRAIN_SHARE = 0.75;
+
+export function createTeardown(log: Logger, deadlineMs = Number.POSITIVE_INFINITY): Teardown {
   const parts: { name: string; stop: () => Promise<void> | void }[] = [];
+  const counters: (() => Record<string, number>)[] = [];
   let done: Promise<void> | undefined;
+  let endsAt: number | undefined;
+  /** Parts not stopped yet: the one stopping first. */
+  let unfinished: string[] = [];
 
   async function stopAll(): Promise<void> {
-    for (const part of parts.reverse()) {
+    const order = parts.slice().reverse();
+    unfinished = order.map((p) => p.name);
+    for (const part of order) {
       try {
         await part.stop();
       } catch (err) {
         log.error({ err, part: part.name }, 'bot.stop_failed');
       }
+      unfinished.shift();
     }
     log.info('bot.stopped');
     log.flush();
+  }
+
+  function withDeadline(stopping: Promise<void>): Promise<void> {
+    if (!Number.isFinite(deadlineMs)) return stopping;
+    let timer: NodeJS.Timeout | undefined;
+    const passed = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => {
+        const inFlight = Object.assign({}, ...counters.map((c) => c()));
+        const left = [...unfinished];
+        log.error(
+          { timeoutMs: deadlineMs, unfinished: left, ...inFlight },
+          'bot.shutdown_deadline',
+        );
+        log.flush();
+        reject(new ShutdownDeadlineError(left));
+      }, deadlineMs);
+    });
+    return Promise.race([stopping, passed]).finally(() => clearTimeout(timer));
   }
 
   return {
     add(name, stop) {
       parts.push({ name, stop });
     },
+    abandoned(count) {
+      counters.push(count);
+    },
     run() {
-      done ??= stopAll();
+      if (!done) {
+        endsAt = performance.now() + deadlineMs;
+        done = withDeadline(stopAll());
+      }
       return done;
+    },
+    remainingMs() {
+      if (endsAt === undefined) return deadlineMs;
+      return Math.max(0, Math.round(endsAt - performance.now()));
     },
   };
 }
@@ -52,11 +112,15 @@ export async function drainInflight(
 /**
  * After the API client was stopped, work the drain gave up on fails fast (a typed error
  * its handler already knows how to report and record); this lets it do so before the
- * database closes, rather than fail again on a closed store.
+ * database closes, rather than fail again on a closed store. Waits `maxMs` at most.
  */
-export async function settleAbandoned(inflight: Inflight, log: Logger): Promise<void> {
+export async function settleAbandoned(
+  inflight: Inflight,
+  log: Logger,
+  maxMs = ABANDONED_SETTLE_MS,
+): Promise<void> {
   if (inflight.pending === 0) return;
-  const r = await inflight.drain(ABANDONED_SETTLE_MS);
+  const r = await inflight.drain(Math.min(maxMs, ABANDONED_SETTLE_MS));
   if (r.left > 0) log.warn({ left: r.left, durationMs: r.durationMs }, 'bot.drain_abandoned');
 }
 

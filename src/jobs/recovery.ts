@@ -2,6 +2,7 @@ import type { Logger } from '../log.ts';
 import type { FollowUp, JobThread, PollSchedule, Store } from '../store/types.ts';
 import { uncertainNotice, watchAgain } from './follow-ups.ts';
 import { type Loop, startLoop } from './loop.ts';
+import { type ResumeDeps, resumePendingCommands } from './pending-commands.ts';
 import type { FollowUpOutcome, JobChat, Wake } from './ports.ts';
 import { PENDING_TS_PREFIX } from './service.ts';
 
@@ -22,6 +23,8 @@ export interface RecoveryDeps {
   firstPoll: () => PollSchedule;
   /** Wake the poller and the notifier after a change. */
   wake: Wake;
+  /** Acked `/agent` commands whose process died before starting them. */
+  commands?: Omit<ResumeDeps, 'store' | 'now'>;
   now?: () => number;
 }
 
@@ -35,7 +38,8 @@ export const START_NOT_SENT =
 
 /**
  * Finds work a crash (of this process or another replica) cut short and settles it, once
- * across replicas: starts left "Starting", and follow-ups recorded but not known to be sent.
+ * across replicas: starts left "Starting", follow-ups recorded but not known to be sent, and
+ * acked commands never started.
  * Runs at start and every `staleMs` after.
  */
 export function startRecovery(deps: RecoveryDeps): Loop {
@@ -46,9 +50,15 @@ export function startRecovery(deps: RecoveryDeps): Loop {
     idleMs: deps.staleMs,
     pass: async () => {
       // Separate steps: one failing must not skip the other.
+      const { commands } = deps;
       const changed = [
         await interruptedStarts(deps, log).catch((err: unknown) => fail(log, 'starts', err)),
         await interruptedFollowUps(deps, log).catch((err: unknown) => fail(log, 'follow_ups', err)),
+        commands
+          ? await resumePendingCommands({ ...commands, store: deps.store }, log).catch(
+              (err: unknown) => fail(log, 'commands', err),
+            )
+          : 0,
       ];
       if (changed.some((n) => n > 0)) deps.wake(Date.now());
       return null;

@@ -1,3 +1,4 @@
+import { once } from 'node:events';
 import type { Server, ServerResponse } from 'node:http';
 import {
   App,
@@ -15,6 +16,11 @@ import type { Endpoint } from '../probes.ts';
 import { toChatError } from './chat.ts';
 
 const EVENTS_PATH = '/slack/events';
+/**
+ * How long a connection still in the middle of a request may take to finish once the HTTP
+ * server closes; idle keep-alive connections are closed at once.
+ */
+export const KEEP_ALIVE_GRACE_MS = 1_000;
 
 /** Who the bot is in this workspace, as auth.test answered at start-up. */
 export interface BotIdentity {
@@ -40,10 +46,15 @@ export interface SlackApp {
   /**
    * Stops taking commands and events: Socket Mode disconnects, HTTP answers
    * `/slack/events` with 503 (Slack retries events elsewhere or later). The server stays
-   * up for the probes and metrics until `stop()`.
+   * up for the probes and metrics until `stop()`, and every answer from now on carries
+   * `Connection: close`, so that keep-alive clients (probes, scrapers) let go.
    */
   stopIntake(): Promise<void>;
-  stop(): Promise<void>;
+  /**
+   * Closes the HTTP server: idle connections at once, one still in a request after
+   * `graceMs` (KEEP_ALIVE_GRACE_MS by default), so no client can hold the stop open.
+   */
+  stop(graceMs?: number): Promise<void>;
 }
 
 /** How the bot's WebClient talks to Slack (the benchmarks build theirs the same way). */
@@ -98,6 +109,7 @@ export function createSlackApp(opts: {
     deferInitialization: true,
   });
   let started = false;
+  let stopping = false;
   let identity: BotIdentity | undefined;
   return {
     app,
@@ -117,14 +129,21 @@ export function createSlackApp(opts: {
         );
       }
       intake.started(await app.start(port));
+      intake.server()?.prependListener('request', (_req, res: ServerResponse) => {
+        if (stopping) res.setHeader('connection', 'close');
+      });
       started = true;
     },
     connected: () => intake.connected(),
-    stopIntake: () => intake.stop(),
-    async stop() {
+    stopIntake: () => {
+      stopping = true;
+      return intake.stop();
+    },
+    async stop(graceMs = KEEP_ALIVE_GRACE_MS) {
       if (!started) return;
       started = false;
-      await app.stop();
+      stopping = true;
+      await closeServer(intake.server(), graceMs, () => app.stop());
     },
   };
 }
@@ -154,6 +173,34 @@ interface Intake {
   started(result: unknown): void;
   connected(): boolean;
   stop(): Promise<void>;
+  /** The HTTP server on PORT (Slack's requests, or only the endpoints in Socket Mode). */
+  server(): Server | undefined;
+}
+
+/**
+ * Stops the app (which closes `server`) and waits for the server to be closed: idle
+ * keep-alive connections are closed at once, and whatever connection is still open after
+ * `graceMs` (a request never finished) is cut.
+ */
+async function closeServer(
+  server: Server | undefined,
+  graceMs: number,
+  stopApp: () => Promise<unknown>,
+): Promise<void> {
+  if (!server?.listening) {
+    await stopApp();
+    return;
+  }
+  const closed = once(server, 'close').catch(() => undefined);
+  const timer = setTimeout(() => server.closeAllConnections(), graceMs);
+  try {
+    const stopping = stopApp();
+    server.closeIdleConnections();
+    await stopping;
+    await closed;
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 function httpIntake(
@@ -191,6 +238,7 @@ function httpIntake(
     stop: async () => {
       closing = true;
     },
+    server: () => server,
   };
 }
 
@@ -223,6 +271,8 @@ function socketIntake(
     stop: async () => {
       await receiver.client.disconnect();
     },
+    // Bolt keeps it private; it serves the endpoints (customRoutes) on PORT.
+    server: () => (receiver as unknown as { httpServer?: Server }).httpServer,
   };
 }
 

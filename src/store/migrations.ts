@@ -237,6 +237,29 @@ function migrations(kind: Engine['kind']): Record<string, Migration> {
           .execute();
       },
     },
+    '0013_pending_commands': {
+      async up(db: Kysely<unknown>) {
+        // An acked `/agent` waiting for its start, recorded right after the ack: held by
+        // the process that queued it (owner, renewed lease), taken when its start begins,
+        // found by a recovery pass once its process is gone.
+        await withId(db.schema.createTable('pending_commands'))
+          .addColumn('team_id', 'text', (c) => c.notNull())
+          .addColumn('channel_id', 'text', (c) => c.notNull())
+          .addColumn('user_id', 'text', (c) => c.notNull())
+          .addColumn('text', 'text', (c) => c.notNull())
+          .addColumn('response_url', 'text', (c) => c.notNull())
+          .addColumn('conversation', 'text')
+          .addColumn('received_at', 'bigint', (c) => c.notNull())
+          .addColumn('owner', 'text', (c) => c.notNull())
+          .addColumn('lease_until', 'bigint', (c) => c.notNull())
+          .execute();
+        await db.schema
+          .createIndex('pending_commands_lease')
+          .on('pending_commands')
+          .column('lease_until')
+          .execute();
+      },
+    },
   };
 }
 

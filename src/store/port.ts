@@ -10,9 +10,11 @@ import type {
   JobThread,
   Lease,
   NewFollowUp,
+  NewPendingCommand,
   NewThread,
   OutboxFilter,
   OutboxItem,
+  PendingCommand,
   PollRecord,
   PollSchedule,
   ReportHeadline,
@@ -148,6 +150,18 @@ export interface Store extends BudgetStore {
     nextAttemptAt: number,
     error: string,
   ): Promise<boolean>;
+
+  /** Records an acked command waiting for its start, held by `lease`; returns its id. */
+  recordPendingCommand(c: NewPendingCommand, lease: Lease, now: number): Promise<number>;
+  /**
+   * Its start begins: the record goes, if `owner` still holds it (a lease that ran out is
+   * still held until another process claims it). False when another process took it.
+   */
+  takePendingCommand(id: number, owner: string): Promise<boolean>;
+  /** `owner` still holds these (waiting in its queue) until `until`; 0 gives them up at once. */
+  renewPendingCommands(ids: readonly number[], owner: string, until: number): Promise<void>;
+  /** Claims up to `limit` commands whose lease ran out (their process is gone), oldest first. */
+  claimPendingCommands(now: number, limit: number, lease: Lease): Promise<PendingCommand[]>;
 
   /** Records Slack event keys; false if any was seen before (handle at most once). */
   claimEvent(keys: string[], now: number): Promise<boolean>;

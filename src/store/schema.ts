@@ -77,6 +77,19 @@ export interface Database {
     updated_at: number;
   };
   slack_events: { key: string; received_at: number };
+  /** Acked `/agent` commands not started yet (src/store/pending-commands.ts). */
+  pending_commands: {
+    id: Generated<number>;
+    team_id: string;
+    channel_id: string;
+    user_id: string;
+    text: string;
+    response_url: string;
+    conversation: 'channel' | 'im' | 'mpim' | null;
+    received_at: number;
+    owner: string;
+    lease_until: number;
+  };
   budget_uses: { id: Generated<number>; bucket: string; used_at: number };
   visitor_points: {
     range_key: string;

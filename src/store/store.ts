@@ -4,6 +4,7 @@ import { coordinationQueries } from './coordination.ts';
 import type { Engine } from './engine.ts';
 import { followUpQueries } from './follow-ups.ts';
 import { homeQueries } from './home.ts';
+import { pendingCommandQueries } from './pending-commands.ts';
 import { pollQueries } from './polls.ts';
 import { projectQueries } from './projects.ts';
 import { reportCacheQueries } from './report-cache.ts';
@@ -22,6 +23,7 @@ export function createStore(engine: Engine): Store {
     ...buttonQueries(engine),
     ...homeQueries(engine),
     ...reportCacheQueries(engine),
+    ...pendingCommandQueries(engine),
     ping: () => engine.ping(),
     close: () => engine.close(),
   };

@@ -203,6 +203,26 @@ export interface NewThread {
   origin?: JobOrigin;
 }
 
+/** An acked `/agent <prompt>` to be started (the prompt as typed, decoded). */
+export interface NewPendingCommand {
+  teamId: string;
+  channelId: string;
+  userId: string;
+  text: string;
+  /** Where the person is answered (valid 30 minutes, 5 posts). */
+  responseUrl: string;
+  /** A DM or group DM, when the command said so. */
+  conversation?: 'channel' | 'im' | 'mpim' | null;
+}
+
+/** A recorded command, held by `owner` until `leaseUntil` (renewed while it waits). */
+export interface PendingCommand extends NewPendingCommand {
+  id: number;
+  receivedAt: number;
+  owner: string;
+  leaseUntil: number;
+}
+
 /** A channel bound to a docs project other than the configured one (`/agent project`). */
 export interface ChannelProject {
   teamId: string;

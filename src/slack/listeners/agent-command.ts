@@ -1,7 +1,8 @@
 import type { App, SlackCommandMiddlewareArgs } from '@slack/bolt';
 import type { Inflight } from '../../inflight.ts';
 import { conversationKind, kindFromChannelName } from '../../invite-hint.ts';
-import type { JobService } from '../../jobs/service.ts';
+import type { PendingCommands } from '../../jobs/pending-commands.ts';
+import type { JobService, StartRequest } from '../../jobs/service.ts';
 import type { JobStatus } from '../../jobs/status.ts';
 import type { Logger } from '../../log.ts';
 import { decodeSlackText } from '../../mrkdwn.ts';
@@ -39,6 +40,7 @@ export function registerAgentCommand(
     log: Logger;
     inflight: Inflight;
     work: WorkQueue;
+    pending?: PendingCommands;
   },
 ): void {
   const log = deps.log.child({ component: 'agent-command' });
@@ -91,19 +93,33 @@ export function registerAgentCommand(
       return;
     }
     await ack();
-    deps.work.offer('job.start', () =>
-      deps.jobs.startJob(
-        {
-          teamId: team_id,
-          channelId: channel_id,
-          userId: user_id,
-          prompt,
-          // A DM or group DM: no "invite me" hint there.
-          conversation: conversationKind(channel_id, kindFromChannelName(channel_name)),
-        },
-        tell,
-      ),
-    );
+    const req: StartRequest = {
+      teamId: team_id,
+      channelId: channel_id,
+      userId: user_id,
+      prompt,
+      // A DM or group DM: no "invite me" hint there.
+      conversation: conversationKind(channel_id, kindFromChannelName(channel_name)),
+    };
+    const recorded = recordPending(req, payload.response_url);
+    deps.work.offer('job.start', async () => {
+      // Another replica started it already, or this one is stopping: not here, then.
+      if (!(await (deps.pending?.take(await recorded) ?? true))) return;
+      await deps.jobs.startJob(req, tell);
+    });
+  }
+
+  /** Records the command after this turn, so that a crash before its start loses none. */
+  function recordPending(req: StartRequest, responseUrl: string | undefined) {
+    if (!deps.pending || !responseUrl) return Promise.resolve(undefined);
+    return deps.pending.record({
+      teamId: req.teamId,
+      channelId: req.channelId,
+      userId: req.userId,
+      text: req.prompt,
+      responseUrl,
+      conversation: req.conversation ?? null,
+    });
   }
   app.command('/agent', (args) => deps.inflight.track(onAgent(args)));
 }

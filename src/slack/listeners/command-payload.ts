@@ -10,6 +10,8 @@ export const SlashCommand = z.object({
   user_id: z.string().min(1),
   /** `directmessage` in a DM, `mpdm-…` in a group DM. */
   channel_name: z.string().optional(),
+  /** Where the person can be answered for 30 minutes (5 posts), even after a restart. */
+  response_url: z.string().optional(),
 });
 export type SlashCommand = z.infer<typeof SlashCommand>;
 

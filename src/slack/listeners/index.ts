@@ -1,5 +1,6 @@
 import type { App } from '@slack/bolt';
 import type { Inflight } from '../../inflight.ts';
+import type { PendingCommands } from '../../jobs/pending-commands.ts';
 import type { JobChat } from '../../jobs/ports.ts';
 import type { JobService } from '../../jobs/service.ts';
 import type { JobStatus } from '../../jobs/status.ts';
@@ -43,6 +44,8 @@ export interface ListenerDeps {
   inflight: Inflight;
   /** Where the work that follows an ack runs, out of the request's turn. */
   work: WorkQueue;
+  /** Where an acked `/agent` is recorded until its start runs (a crash loses none). */
+  pending?: PendingCommands;
   /** The root message's buttons and the follow-up form. */
   buttons: ButtonDeps;
   /** `/insights` (the insights service and how its report is posted) and its Draft it form. */

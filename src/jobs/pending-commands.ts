@@ -1,0 +1,160 @@
+import type { Logger } from '../log.ts';
+import type { NewPendingCommand, PendingCommand, Store } from '../store/types.ts';
+import type { StartRequest } from './service.ts';
+
+/** How long Slack accepts posts to a command's response_url. */
+export const RESPONSE_URL_MS = 30 * 60_000;
+const BATCH = 20;
+
+export const RESUMED_TEXT =
+  'I was restarted before I could start your `/agent` request, so I am starting it now.';
+
+/**
+ * Acked `/agent` commands on their way to a start, kept in the store while they wait in the
+ * work queue, so that a crash (even `kill -9`) between the ack and the start loses none:
+ * the recovery pass of the next process (or another replica) starts them instead.
+ */
+export interface PendingCommands {
+  /**
+   * Records a command after the current turn (never delaying the ack it follows);
+   * resolves with its id, or undefined when it could not be recorded (logged).
+   */
+  record(c: NewPendingCommand): Promise<number | undefined>;
+  /**
+   * The queued start begins: takes the record. False when the start must not run: another
+   * process took the command over, or this one is stopping (the record stays for a restart).
+   */
+  take(id: number | undefined): Promise<boolean>;
+  /** Commands recorded here and not taken yet. */
+  readonly waiting: number;
+  /** Takes nothing more and gives the waiting commands back at once. */
+  stop(): Promise<void>;
+}
+
+export function createPendingCommands(deps: {
+  store: Store;
+  owner: string;
+  leaseMs: number;
+  log: Logger;
+  now?: () => number;
+}): PendingCommands {
+  const { store, owner, leaseMs } = deps;
+  const log = deps.log.child({ component: 'pending-commands' });
+  const now = deps.now ?? Date.now;
+  const waiting = new Set<number>();
+  let stopped = false;
+
+  // The lease is renewed well before it runs out, in one statement, while any command waits.
+  const renew = setInterval(
+    () => {
+      if (waiting.size === 0) return;
+      store
+        .renewPendingCommands([...waiting], owner, now() + leaseMs)
+        .catch((err: unknown) => log.warn({ err, waiting: waiting.size }, 'command.renew_failed'));
+    },
+    Math.max(1, Math.floor(leaseMs / 3)),
+  );
+  renew.unref();
+
+  return {
+    record(c) {
+      return new Promise((resolve) => {
+        setImmediate(() => {
+          store.recordPendingCommand(c, { owner, until: now() + leaseMs }, now()).then(
+            (id) => {
+              waiting.add(id);
+              log.debug({ commandId: id, channelId: c.channelId }, 'command.recorded');
+              resolve(id);
+            },
+            (err: unknown) => {
+              log.error({ err, channelId: c.channelId }, 'command.record_failed');
+              resolve(undefined);
+            },
+          );
+        });
+      });
+    },
+    async take(id) {
+      if (id === undefined) return true; // not recorded: started as before
+      if (stopped) {
+        log.info({ commandId: id }, 'command.left_pending');
+        return false;
+      }
+      waiting.delete(id);
+      try {
+        if (await store.takePendingCommand(id, owner)) return true;
+        log.warn({ commandId: id }, 'command.taken_over');
+        return false;
+      } catch (err) {
+        // No longer renewed: once its lease runs out a recovery pass starts it.
+        log.error({ err, commandId: id }, 'command.take_failed');
+        return false;
+      }
+    },
+    get waiting() {
+      return waiting.size;
+    },
+    async stop() {
+      stopped = true;
+      clearInterval(renew);
+      if (waiting.size === 0) return;
+      log.info({ waiting: waiting.size }, 'command.given_back');
+      await store
+        .renewPendingCommands([...waiting], owner, 0)
+        .catch((err: unknown) => log.warn({ err }, 'command.give_back_failed'));
+    },
+  };
+}
+
+export interface ResumeDeps {
+  store: Store;
+  owner: string;
+  leaseMs: number;
+  /** The job service's start, as a fresh `/agent` takes it (budget first, and so on). */
+  startJob: (req: StartRequest, reply: (text: string) => Promise<void>) => Promise<void>;
+  /** Answers the person through the command's response_url. */
+  answer: (responseUrl: string, text: string) => Promise<void>;
+  now?: () => number;
+}
+
+/**
+ * Commands whose process is gone (their lease ran out): each is claimed by one process and
+ * started while its response_url is still valid, the person told so first; past that it is
+ * only logged (nobody can be answered any more). Returns how many were started.
+ */
+export async function resumePendingCommands(deps: ResumeDeps, log: Logger): Promise<number> {
+  const { store, owner } = deps;
+  const now = deps.now ?? Date.now;
+  let started = 0;
+  const claimed = await store.claimPendingCommands(now(), BATCH, {
+    owner,
+    until: now() + deps.leaseMs,
+  });
+  for (const c of claimed) {
+    if (!(await store.takePendingCommand(c.id, owner))) continue;
+    const ageMs = now() - c.receivedAt;
+    const ids = { commandId: c.id, channelId: c.channelId, userId: c.userId, ageMs };
+    if (ageMs >= RESPONSE_URL_MS) {
+      log.warn(ids, 'command.expired');
+      continue;
+    }
+    log.info(ids, 'command.resumed');
+    const reply = (text: string) => deps.answer(c.responseUrl, text);
+    await reply(RESUMED_TEXT);
+    await deps
+      .startJob(toRequest(c), reply)
+      .catch((err: unknown) => log.error({ err, ...ids }, 'command.resume_failed'));
+    started++;
+  }
+  return started;
+}
+
+function toRequest(c: PendingCommand): StartRequest {
+  return {
+    teamId: c.teamId,
+    channelId: c.channelId,
+    userId: c.userId,
+    prompt: c.text,
+    ...(c.conversation ? { conversation: c.conversation } : {}),
+  };
+}

@@ -1,0 +1,96 @@
+import type { Selectable } from 'kysely';
+import type { Engine } from './engine.ts';
+import { type Database, num } from './schema.ts';
+import type { PendingCommand, Store } from './types.ts';
+
+type Row = Selectable<Database['pending_commands']>;
+
+/**
+ * Acked `/agent` commands waiting for their start: recorded off the ack's turn, held by the
+ * process whose queue they wait in (a lease it renews), taken when the start begins. One
+ * whose process died is claimed by another's recovery pass, like the leased work on threads.
+ */
+export function pendingCommandQueries(
+  e: Engine,
+): Pick<
+  Store,
+  'recordPendingCommand' | 'takePendingCommand' | 'renewPendingCommands' | 'claimPendingCommands'
+> {
+  const { db } = e;
+  return {
+    async recordPendingCommand(c, lease, now) {
+      const row = await db
+        .insertInto('pending_commands')
+        .values({
+          team_id: c.teamId,
+          channel_id: c.channelId,
+          user_id: c.userId,
+          text: c.text,
+          response_url: c.responseUrl,
+          conversation: c.conversation ?? null,
+          received_at: now,
+          owner: lease.owner,
+          lease_until: lease.until,
+        })
+        .returning('id')
+        .executeTakeFirstOrThrow();
+      return num(row.id);
+    },
+
+    async takePendingCommand(id, owner) {
+      const r = await db
+        .deleteFrom('pending_commands')
+        .where('id', '=', id)
+        .where('owner', '=', owner)
+        .executeTakeFirst();
+      return Number(r.numDeletedRows) === 1;
+    },
+
+    async renewPendingCommands(ids, owner, until) {
+      if (ids.length === 0) return;
+      await db
+        .updateTable('pending_commands')
+        .set({ lease_until: until })
+        .where('id', 'in', [...ids])
+        .where('owner', '=', owner)
+        .execute();
+    },
+
+    // PostgreSQL: rows another replica is claiming are skipped, and the lease test is
+    // repeated outside the subquery (see claimThreads in ./leases.ts).
+    async claimPendingCommands(now, limit, lease) {
+      const due = e.skipLocked(
+        db
+          .selectFrom('pending_commands')
+          .select('id')
+          .where('lease_until', '<=', now)
+          .orderBy('received_at')
+          .orderBy('id')
+          .limit(limit),
+      );
+      const rows = await db
+        .updateTable('pending_commands')
+        .set({ owner: lease.owner, lease_until: lease.until })
+        .where('id', 'in', due)
+        .where('lease_until', '<=', now)
+        .returningAll()
+        .execute();
+      return rows.map(toCommand).sort((a, b) => a.receivedAt - b.receivedAt || a.id - b.id);
+    },
+  };
+}
+
+function toCommand(r: Row): PendingCommand {
+  return {
+    id: num(r.id),
+    teamId: r.team_id,
+    channelId: r.channel_id,
+    userId: r.user_id,
+    text: r.text,
+    responseUrl: r.response_url,
+    conversation: r.conversation,
+    receivedAt: num(r.received_at),
+    owner: r.owner,
+    leaseUntil: num(r.lease_until),
+  };
+}

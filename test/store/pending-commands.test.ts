@@ -1,0 +1,74 @@
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { Store } from '../../src/store/types.ts';
+import { engines, type Place } from './engines.ts';
+
+const command = {
+  teamId: 'T1',
+  channelId: 'C1',
+  userId: 'U1',
+  text: 'Add a quickstart',
+  responseUrl: 'https://hooks.slack.test/commands/1',
+};
+
+describe.each(engines)('store: pending commands (%s)', (_name, setup) => {
+  let place: Place;
+  let store: Store;
+  beforeEach(async () => {
+    place = await setup();
+    store = await place.open();
+  });
+  afterEach(async () => {
+    await store.close();
+    await place.cleanup();
+  });
+
+  it('keeps a command for its owner until the start takes it, once', async () => {
+    const id = await store.recordPendingCommand(command, { owner: 'p1', until: 1_000 }, 10);
+    // Alive and holding it: nobody else may claim it.
+    expect(await store.claimPendingCommands(999, 10, { owner: 'p2', until: 5_000 })).toEqual([]);
+    expect(await store.takePendingCommand(id, 'p2')).toBe(false);
+    expect(await store.takePendingCommand(id, 'p1')).toBe(true);
+    expect(await store.takePendingCommand(id, 'p1')).toBe(false);
+    expect(await store.claimPendingCommands(10_000, 10, { owner: 'p2', until: 20_000 })).toEqual(
+      [],
+    );
+  });
+
+  it('hands a command whose lease ran out to the next claimer, and the first owner can no longer take it', async () => {
+    const id = await store.recordPendingCommand(
+      { ...command, conversation: 'im' },
+      { owner: 'p1', until: 1_000 },
+      10,
+    );
+    const other = await store.recordPendingCommand(command, { owner: 'p1', until: 1_000 }, 20);
+    await store.renewPendingCommands([other], 'p1', 3_000); // still waiting in p1's queue
+    const claimed = await store.claimPendingCommands(1_000, 10, { owner: 'p2', until: 5_000 });
+    expect(claimed).toEqual([
+      { id, ...command, conversation: 'im', receivedAt: 10, owner: 'p2', leaseUntil: 5_000 },
+    ]);
+    expect(await store.takePendingCommand(id, 'p1')).toBe(false);
+    expect(await store.takePendingCommand(id, 'p2')).toBe(true);
+    // Given up at once (a graceful stop): claimable now, not when the lease would end.
+    await store.renewPendingCommands([other], 'p1', 0);
+    expect(
+      await store.claimPendingCommands(1_001, 10, { owner: 'p3', until: 5_000 }),
+    ).toMatchObject([{ id: other, owner: 'p3', conversation: null }]);
+  });
+
+  it('gives each orphaned command to one of two racing claimers', async () => {
+    const ids: number[] = [];
+    for (let i = 0; i < 20; i++)
+      ids.push(await store.recordPendingCommand(command, { owner: 'dead', until: 100 }, i));
+    const other = place.replicas ? await place.open() : store;
+    try {
+      const [a, b] = await Promise.all([
+        store.claimPendingCommands(200, 15, { owner: 'r1', until: 5_000 }),
+        other.claimPendingCommands(200, 15, { owner: 'r2', until: 5_000 }),
+      ]);
+      const all = [...a, ...b].map((c) => c.id).sort((x, y) => x - y);
+      expect(all).toEqual(ids);
+    } finally {
+      if (other !== store) await other.close();
+    }
+  });
+});
