@@ -2,7 +2,7 @@ import { Kysely, PostgresDialect, sql } from 'kysely';
 import pg from 'pg';
 import type { Logger } from '../log.ts';
 import type { Engine } from './engine.ts';
-import { migrate } from './migrations.ts';
+import { migrate, SchemaTooNew } from './migrate.ts';
 import type { Database } from './schema.ts';
 import { createStore } from './store.ts';
 import type { Store } from './types.ts';
@@ -63,13 +63,15 @@ export async function openPostgresStore(url: string, opts: PostgresOptions): Pro
     const lockHolder = await pool.connect();
     try {
       await lockHolder.query('select pg_advisory_lock($1)', [MIGRATION_LOCK]);
-      await migrate(engine);
+      const { newer } = await migrate(db as unknown as Kysely<unknown>, 'postgres');
+      if (newer.length > 0) opts.log.info({ component: 'store', newer }, 'store.schema_newer');
     } finally {
       await lockHolder.query('select pg_advisory_unlock($1)', [MIGRATION_LOCK]).catch(() => {});
       lockHolder.release();
     }
   } catch (err) {
     await db.destroy();
+    if (err instanceof SchemaTooNew) throw err;
     throw new Error(`could not open the PostgreSQL database: ${describe(err)}`);
   }
   return createStore(engine);
