@@ -50,7 +50,7 @@ export function startRecovery(deps: RecoveryDeps): Loop {
         await interruptedStarts(deps, log).catch((err: unknown) => fail(log, 'starts', err)),
         await interruptedFollowUps(deps, log).catch((err: unknown) => fail(log, 'follow_ups', err)),
       ];
-      if (changed.some((n) => n > 0)) deps.wake(Date.now());
+      if (changed.some((n) => n > 0)) deps.wake((deps.now ?? Date.now)());
       return null;
     },
   });

@@ -56,6 +56,13 @@ export async function openPostgresStore(url: string, opts: PostgresOptions): Pro
     ping: async () => {
       await sql`select 1`.execute(db);
     },
+    // clock_timestamp(), not now(): now() is the transaction's start.
+    databaseTime: async () => {
+      const { rows } = await sql<{
+        t: string;
+      }>`select (extract(epoch from clock_timestamp()) * 1000)::text as t`.execute(db);
+      return Number(rows[0]?.t);
+    },
     close: () => db.destroy(),
   };
 

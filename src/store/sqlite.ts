@@ -47,6 +47,7 @@ export async function openSqliteStore(path: string, log?: Logger): Promise<Store
     ping: async () => {
       await sql`select 1`.execute(db);
     },
+    databaseTime: async () => null,
     close: () => db.destroy(),
   };
   const { newer } = await migrate(db as unknown as Kysely<unknown>, 'sqlite');

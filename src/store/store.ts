@@ -23,6 +23,7 @@ export function createStore(engine: Engine): Store {
     ...homeQueries(engine),
     ...reportCacheQueries(engine),
     ping: () => engine.ping(),
+    databaseTime: () => engine.databaseTime(),
     close: () => engine.close(),
   };
 }

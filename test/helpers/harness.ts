@@ -109,6 +109,7 @@ export class Harness {
       MINTLIFY_API_URL: api.url,
       DATABASE_URL: database?.url ?? `sqlite:${join(dir, 'bot.sqlite')}`,
       LEASE_MS: String(TEST_LEASE_MS),
+      SLACK_TIMEOUT_MS: String(TEST_LEASE_MS / 2),
       POLL_INTERVAL_MS: '100',
       POLL_MAX_INTERVAL_MS: '400',
       LOG_LEVEL: 'debug',
