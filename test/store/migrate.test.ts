@@ -13,8 +13,11 @@ import { migrations, type Step } from '../../src/store/migrations.ts';
 import { openPostgresStore } from '../../src/store/postgres.ts';
 import { openSqliteStore } from '../../src/store/sqlite.ts';
 import type { Store } from '../../src/store/types.ts';
+import { PROJECT, SECRETS } from '../helpers/harness.ts';
 import { memoryLogger } from '../helpers/log.ts';
+import { freePort } from '../helpers/net.ts';
 import { createTestDatabase, postgresAvailable } from '../helpers/postgres.ts';
+import { spawnBot } from '../helpers/process.ts';
 import { thread } from './engines.ts';
 
 /**
@@ -23,6 +26,8 @@ import { thread } from './engines.ts';
  */
 interface Place {
   kind: Engine['kind'];
+  /** The SQLite file. */
+  file?: string;
   /** This build starting on the database. */
   open(): Promise<Store>;
   /** A raw connection, as a newer build's migrator would have. */
@@ -38,6 +43,7 @@ const places: [Engine['kind'], () => Promise<Place>][] = [
       const file = join(dir, 'bot.sqlite');
       return {
         kind: 'sqlite',
+        file,
         open: () => openSqliteStore(file),
         raw: () =>
           new Kysely({ dialect: new SqliteDialect({ database: new SqliteDatabase(file) }) }),
@@ -156,6 +162,40 @@ describe.each(places)('store: migrations across versions (%s)', (_name, setup) =
 });
 
 const run = promisify(execFile);
+
+describe('store: the process refused by a breaking migration', () => {
+  it('exits 1 with one readable line, no stack trace', async () => {
+    const place = await places[0]![1]();
+    try {
+      await newerBuild(place, {
+        '0099_drop_model': {
+          breaking: 'drops job_threads.model',
+          up: async (db) => {
+            await db.schema.alterTable('job_threads').dropColumn('model').execute();
+          },
+        },
+      });
+      const file = place.file ?? '';
+      const bot = spawnBot({
+        SLACK_BOT_TOKEN: SECRETS.botToken,
+        SLACK_SIGNING_SECRET: SECRETS.signingSecret,
+        MINTLIFY_API_KEY: SECRETS.apiKey,
+        MINTLIFY_PROJECT_ID: PROJECT,
+        DATABASE_URL: `sqlite:${file}`,
+        PORT: String(await freePort()),
+        LOG_LEVEL: 'silent',
+      });
+      expect(await bot.exited).toBe(1);
+      expect(bot.output().trim()).toBe(
+        'startup failed: the database was migrated by a newer version with a breaking change ' +
+          '0099_drop_model (drops job_threads.model): roll forward to that version or later, ' +
+          'or restore the backup taken before it',
+      );
+    } finally {
+      await place.cleanup();
+    }
+  }, 30_000);
+});
 
 describe('store: processes starting together on a fresh SQLite file', () => {
   it('all start, round after round', async () => {
