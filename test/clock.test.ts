@@ -10,6 +10,7 @@ import { openPostgresStore } from '../src/store/postgres.ts';
 import { openSqliteStore } from '../src/store/sqlite.ts';
 import type { Store } from '../src/store/types.ts';
 import { memoryLogger } from './helpers/log.ts';
+import { eventually } from './helpers/net.ts';
 import { createTestDatabase, postgresAvailable, type TestDatabase } from './helpers/postgres.ts';
 import { snap, thread } from './store/engines.ts';
 
@@ -47,6 +48,25 @@ describe.runIf(postgresAvailable)('one clock: two replicas on PostgreSQL, one 6 
     const fast = await replica(FAST_MS);
     expect(Math.abs(fast.clock.offsetMs() + FAST_MS)).toBeLessThan(1_000);
     expect(Math.abs(fast.clock.now() - Date.now())).toBeLessThan(1_000);
+  });
+
+  it('follows a step of its own clock (NTP) at the next measure', async () => {
+    db = await createTestDatabase();
+    const { log } = memoryLogger();
+    const store = await openPostgresStore(db.url, { log, poolSize: 2 });
+    stores.push(store);
+    let shift = 0;
+    const clock = await startDatabaseClock({
+      store,
+      log,
+      everyMs: 50,
+      local: () => Date.now() + shift,
+    });
+    clocks.push(clock);
+    expect(Math.abs(clock.offsetMs())).toBeLessThan(1_000);
+    shift = FAST_MS;
+    await eventually(() => Math.abs(clock.offsetMs() + FAST_MS) < 1_000, 'the new offset');
+    expect(Math.abs(clock.now() - Date.now())).toBeLessThan(1_000);
   });
 
   it("does not take over the other's live lease", async () => {
