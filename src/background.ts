@@ -6,6 +6,7 @@ import { startLoop } from './jobs/loop.ts';
 import { startNotifier } from './jobs/notifier.ts';
 import { startPoller } from './jobs/poller.ts';
 import type { JobChat, Wake } from './jobs/ports.ts';
+import { systemClock } from './jobs/rate-limits.ts';
 import { startRecovery } from './jobs/recovery.ts';
 import type { JobService } from './jobs/service.ts';
 import type { Logger } from './log.ts';
@@ -33,8 +34,10 @@ export function startBackground(deps: {
   chat: JobChat;
   owner: string;
   metrics: Metrics;
+  /** The database's clock (src/clock.ts). */
+  now: () => number;
 }): Wake {
-  const { config, opts, log, teardown, store, owner, metrics } = deps;
+  const { config, opts, log, teardown, store, owner, metrics, now } = deps;
   // Once the loops below have stopped, the leases left by work they cut short are given
   // back, so that other replicas take it over at once rather than when the leases run out.
   teardown.add('leases', () => store.releaseLeases(owner));
@@ -45,6 +48,7 @@ export function startBackground(deps: {
     owner,
     leaseMs: config.leaseMs,
     metrics,
+    clock: { ...systemClock, now },
     ...(opts.channelGapMs === undefined ? {} : { channelGapMs: opts.channelGapMs }),
     ...(opts.updateLimit === undefined ? {} : { updateLimit: opts.updateLimit }),
   });
@@ -57,6 +61,7 @@ export function startBackground(deps: {
     owner,
     leaseMs: config.leaseMs,
     metrics,
+    now,
     ...(opts.followUpGraceMs === undefined ? {} : { followUpGraceMs: opts.followUpGraceMs }),
     ...(opts.troubleAfterMs === undefined ? {} : { troubleAfterMs: opts.troubleAfterMs }),
     onChange: () => notifier.kick(),
@@ -70,7 +75,7 @@ export function startBackground(deps: {
     idleMs: HOUSEKEEPING_MS,
     pass: async () => {
       await store
-        .pruneEvents(Date.now() - EVENT_MEMORY_MS)
+        .pruneEvents(now() - EVENT_MEMORY_MS)
         .catch((err: unknown) => log.error({ err }, 'housekeeping.prune_failed'));
       return null;
     },
@@ -78,7 +83,7 @@ export function startBackground(deps: {
   teardown.add('housekeeping', () => housekeeping.stop());
   return (pollAt) => {
     // A burst of starts makes one notifier pass every few milliseconds, not one each.
-    notifier.kickAt(Date.now() + SHOW_WITHIN_MS);
+    notifier.kickAt(now() + SHOW_WITHIN_MS);
     if (pollAt !== undefined) poller.kickAt(pollAt);
   };
 }
@@ -97,6 +102,7 @@ export function startRecoveryLoop(deps: {
   owner: string;
   /** Answers a person through a command's response_url. */
   answer: (responseUrl: string, text: string) => Promise<void>;
+  now: () => number;
 }): void {
   const { jobs, opts } = deps;
   const recovery = startRecovery({
@@ -113,6 +119,7 @@ export function startRecoveryLoop(deps: {
       startJob: jobs.startJob,
       answer: deps.answer,
     },
+    now: deps.now,
     ...(opts.pendingRootMs === undefined ? {} : { pendingRootMs: opts.pendingRootMs }),
   });
   deps.teardown.add('recovery', () => recovery.stop());

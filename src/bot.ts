@@ -5,6 +5,7 @@ import { createAccess } from './access.ts';
 import { type Budget, HOUR_MS, slidingWindowBudget } from './api/budget.ts';
 import { ApiClient, type RetryOptions } from './api/client.ts';
 import { startBackground, startRecoveryLoop } from './background.ts';
+import { startDatabaseClock } from './clock.ts';
 import type { Config } from './config.ts';
 import { slackDoctor } from './doctor-wiring.ts';
 import { createInflight } from './inflight.ts';
@@ -55,6 +56,8 @@ export interface BotOptions {
   digest?: { staleClaimMs?: number; retryMs?: number; catchUpMs?: number };
   /** The work queue after acks (tests fill it to see the busy answer). */
   work?: { concurrency: number; capacity: number };
+  /** This process's clock, under the database's (tests run a replica whose clock is off). */
+  localClock?: () => number;
   /** Tests keep a handle on the store this way (to take the database away from a running bot). */
   openStore?: (databaseUrl: string, log: Logger) => Promise<Store>;
 }
@@ -113,8 +116,17 @@ async function assemble(config: Config, opts: BotOptions, log: Logger, teardown:
     log.child({ component: 'store' }),
   );
   teardown.add('store', () => store.close());
+  // Leases, staleness and budget windows are stamped and judged on the database's clock.
+  const clock = await startDatabaseClock({
+    store,
+    log,
+    everyMs: config.leaseMs / 2,
+    ...(opts.localClock ? { local: opts.localClock } : {}),
+  });
+  teardown.add('clock', () => clock.stop());
+  const now = clock.now;
 
-  const budgets = createBudgets(config, store);
+  const budgets = createBudgets(config, store, now);
   const metrics = createMetrics({
     outboxDepth: () => store.outboxDepth(),
     budgets: { agent: budgets.agent, analytics: budgets.analytics },
@@ -151,8 +163,20 @@ async function assemble(config: Config, opts: BotOptions, log: Logger, teardown:
     defaultProjectId: config.api.projectId,
     keyedProjects: Object.keys(config.api.projectKeys),
     adminUsers: config.adminUsers,
+    now,
   });
-  const wake = startBackground({ config, opts, log, teardown, store, api, chat, owner, metrics });
+  const wake = startBackground({
+    config,
+    opts,
+    log,
+    teardown,
+    store,
+    api,
+    chat,
+    owner,
+    metrics,
+    now,
+  });
   const jobs = createJobService({
     store,
     api,
@@ -165,9 +189,10 @@ async function assemble(config: Config, opts: BotOptions, log: Logger, teardown:
     wake,
     metrics,
     botName: () => slack.identity()?.name,
+    now,
   });
   const answer = responseUrlAnswer(log);
-  startRecoveryLoop({ config, log, teardown, store, chat, jobs, wake, opts, owner, answer });
+  startRecoveryLoop({ config, log, teardown, store, chat, jobs, wake, opts, owner, answer, now });
   const reporting = createReporting({
     config,
     api,
@@ -175,13 +200,14 @@ async function assemble(config: Config, opts: BotOptions, log: Logger, teardown:
     log,
     client: slack.app.client,
     analytics: budgets.analytics,
+    now,
   });
   const { reports, poster, insights, insightsPoster } = reporting;
   const timeZone = config.digest.timeZone;
   const work = createWorkQueue({ ...(opts.work ?? FOLLOW_ON_WORK), inflight, log });
   // Acked /agent commands are recorded while they wait for their start; stopped after the
   // drain, it gives back the ones still waiting, for another replica or the next start.
-  const pending = createPendingCommands({ store, owner, leaseMs: config.leaseMs, log });
+  const pending = createPendingCommands({ store, owner, leaseMs: config.leaseMs, log, now });
   teardown.add('pending-commands', () => pending.stop());
   const jobStatus = createJobStatus({ store, budget: budgets.agentFor, projects });
   const buttons = {
@@ -192,9 +218,10 @@ async function assemble(config: Config, opts: BotOptions, log: Logger, teardown:
       budget: (projectId) => budgets.agentFor(projectId ?? config.api.projectId),
       wake,
       log,
+      now,
     }),
-    stopWatching: createWatchControl({ store, wake, log }),
-    followUpForm: createFollowUpForm({ store, jobs, log }),
+    stopWatching: createWatchControl({ store, wake, log, now }),
+    followUpForm: createFollowUpForm({ store, jobs, log, now }),
   };
   // Before every listener: refused people and conversations reach none of them.
   const access = createAccess(config.access);
@@ -296,7 +323,7 @@ function apiSettings(config: Config, opts: BotOptions) {
  * budget per project (`agent` is the configured project's, the one the metrics show), the
  * analytics budget per organisation.
  */
-export function createBudgets(config: Config, store: Store) {
+export function createBudgets(config: Config, store: Store, now: () => number = Date.now) {
   const agentBudgets = new Map<string, Budget>();
   const agentFor = (projectId: string): Budget => {
     let budget = agentBudgets.get(projectId);
@@ -306,6 +333,7 @@ export function createBudgets(config: Config, store: Store) {
         limit: AGENT_USES_PER_HOUR,
         windowMs: HOUR_MS,
         description: "This project's agent budget (100 jobs and messages per hour)",
+        now,
       });
       agentBudgets.set(projectId, budget);
     }
@@ -319,6 +347,7 @@ export function createBudgets(config: Config, store: Store) {
       limit: ANALYTICS_REQUESTS_PER_HOUR,
       windowMs: HOUR_MS,
       description: 'The analytics budget (100 requests per hour)',
+      now,
     }),
   };
 }

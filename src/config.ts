@@ -154,6 +154,7 @@ const EnvSchema = z.object({
   POLL_INTERVAL_MS: positiveInt(5000),
   POLL_MAX_INTERVAL_MS: positiveInt(60_000),
   LEASE_MS: positiveInt(30_000, { ms: 1_000, why: 'a poll must fit inside its lease' }),
+  SLACK_TIMEOUT_MS: positiveInt(15_000, { ms: 500, why: 'a Slack call takes a few hundred ms' }),
   DIGEST_CHANNEL: optionalString,
   DIGEST_CRON: optionalString.pipe(
     z
@@ -217,6 +218,8 @@ export interface Config {
     signingSecret: string | undefined;
     apiUrl: string;
     mode: 'socket' | 'http';
+    /** How long one Slack Web API call may take before it is cut off. */
+    timeoutMs: number;
   };
   port: number;
   api: {
@@ -270,6 +273,14 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       `POLL_MAX_INTERVAL_MS must be at least POLL_INTERVAL_MS (${parsed.data.POLL_INTERVAL_MS})`,
     );
   }
+  // A leased post makes at most two Slack calls in turn (the thread check, then the post):
+  // both must end, or be cut off, before the lease does, or another replica could take the
+  // post over while it is still in flight and post it twice.
+  if (parsed.success && parsed.data.LEASE_MS < 2 * parsed.data.SLACK_TIMEOUT_MS) {
+    problems.push(
+      `LEASE_MS must be at least twice SLACK_TIMEOUT_MS (${2 * parsed.data.SLACK_TIMEOUT_MS}): a post's lease must outlast the thread check and the post`,
+    );
+  }
   if (!parsed.success || problems.length > 0)
     return { ok: false, problems: [...new Set(problems)] };
   const e = parsed.data;
@@ -282,6 +293,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
         signingSecret: e.SLACK_SIGNING_SECRET,
         apiUrl: e.SLACK_API_URL.endsWith('/') ? e.SLACK_API_URL : `${e.SLACK_API_URL}/`,
         mode: e.SLACK_APP_TOKEN ? 'socket' : 'http',
+        timeoutMs: e.SLACK_TIMEOUT_MS,
       },
       port: e.PORT,
       api: {

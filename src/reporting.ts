@@ -25,6 +25,8 @@ export function createReporting(deps: {
   client: WebClient;
   /** The shared analytics budget: insights plan their requests within what it has left. */
   analytics: Pick<Budget, 'remaining' | 'status'>;
+  /** The database's clock (src/clock.ts): digest claims are judged on it. */
+  now: () => number;
 }) {
   const { config, api, store, log } = deps;
   const docsBaseUrl = config.visitors.docsBaseUrl;
@@ -67,6 +69,7 @@ export function createReporting(deps: {
       ],
       cron: config.digest.cron,
       timeZone: config.digest.timeZone,
+      now: deps.now,
       ...opts,
     });
     return () => digest.stop();

@@ -120,6 +120,19 @@ describe('loadConfig', () => {
     expect(pg.ok && pg.config.databaseUrl).toBe('postgres://bot:pw@db:5432/bot');
   });
 
+  it('refuses a lease shorter than a leased post can take (two Slack calls)', () => {
+    const r = loadConfig(valid);
+    expect(r.ok && r.config.slack.timeoutMs).toBe(15_000);
+    const short = loadConfig({ ...valid, LEASE_MS: '20000' });
+    expect(short.ok ? [] : short.problems).toEqual([
+      "LEASE_MS must be at least twice SLACK_TIMEOUT_MS (30000): a post's lease must outlast the thread check and the post",
+    ]);
+    const quick = loadConfig({ ...valid, LEASE_MS: '20000', SLACK_TIMEOUT_MS: '10000' });
+    expect(quick.ok && [quick.config.leaseMs, quick.config.slack.timeoutMs]).toEqual([
+      20_000, 10_000,
+    ]);
+  });
+
   it('reads per-project keys and admins as comma-separated lists, never echoing a key', () => {
     const r = loadConfig({
       ...valid,

@@ -18,7 +18,10 @@ export function startLoop(opts: {
   log: Logger;
   idleMs: number;
   pass: () => Promise<number | null>;
+  /** The clock `kickAt` times are on (the database's: src/clock.ts). */
+  now?: () => number;
 }): Loop {
+  const now = opts.now ?? Date.now;
   let running = true;
   let kicked = false;
   let wake: (() => void) | undefined;
@@ -30,12 +33,12 @@ export function startLoop(opts: {
   const arm = (resolve: () => void, at: number) => {
     clearTimeout(timer);
     until = at;
-    timer = setTimeout(resolve, Math.max(0, at - Date.now()));
+    timer = setTimeout(resolve, Math.max(0, at - now()));
   };
   const sleep = (ms: number) =>
     new Promise<void>((resolve) => {
       wake = resolve;
-      arm(resolve, Math.min(Date.now() + ms, asked));
+      arm(resolve, Math.min(now() + ms, asked));
       asked = Number.POSITIVE_INFINITY;
     }).finally(() => {
       clearTimeout(timer);
@@ -66,7 +69,7 @@ export function startLoop(opts: {
   return {
     kick,
     kickAt(at) {
-      if (at <= Date.now()) return kick();
+      if (at <= now()) return kick();
       if (wake) {
         if (at < until) arm(wake, at);
       } else asked = Math.min(asked, at);

@@ -172,7 +172,7 @@ export function startNotifier(deps: NotifierDeps): Loop {
     return waits.length ? Math.max(0, Math.min(...waits)) : null;
   }
 
-  const loop = startLoop({ name: 'notifier', log, idleMs: 30_000, pass });
+  const loop = startLoop({ name: 'notifier', log, idleMs: 30_000, pass, now });
   return {
     kick: () => loop.kick(),
     kickAt: (at) => loop.kickAt(at),

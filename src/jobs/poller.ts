@@ -174,7 +174,7 @@ export function startPoller(deps: PollerDeps): Loop {
   }
 
   const idleMs = Math.min(backoff.maxMs, 60_000);
-  const loop = startLoop({ name: 'poller', log, idleMs, pass });
+  const loop = startLoop({ name: 'poller', log, idleMs, pass, now });
   return {
     kick: loop.kick,
     kickAt: loop.kickAt,

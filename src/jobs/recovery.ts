@@ -55,12 +55,13 @@ export function startRecovery(deps: RecoveryDeps): Loop {
         await interruptedStarts(deps, log).catch((err: unknown) => fail(log, 'starts', err)),
         await interruptedFollowUps(deps, log).catch((err: unknown) => fail(log, 'follow_ups', err)),
         commands
-          ? await resumePendingCommands({ ...commands, store: deps.store }, log).catch(
-              (err: unknown) => fail(log, 'commands', err),
-            )
+          ? await resumePendingCommands(
+              { ...commands, store: deps.store, ...(deps.now ? { now: deps.now } : {}) },
+              log,
+            ).catch((err: unknown) => fail(log, 'commands', err))
           : 0,
       ];
-      if (changed.some((n) => n > 0)) deps.wake(Date.now());
+      if (changed.some((n) => n > 0)) deps.wake((deps.now ?? Date.now)());
       return null;
     },
   });

@@ -58,7 +58,7 @@ export interface SlackApp {
 }
 
 /** How the bot's WebClient talks to Slack (the benchmarks build theirs the same way). */
-export function webClientOptions(apiUrl: string): WebClientOptions {
+export function webClientOptions(apiUrl: string, timeoutMs = 15_000): WebClientOptions {
   return {
     slackApiUrl: apiUrl,
     // The notifier's outbox owns retries (checking the thread before posting again); a
@@ -66,8 +66,9 @@ export function webClientOptions(apiUrl: string): WebClientOptions {
     // calls are rejected, not queued, so the caller decides when to ask again.
     rejectRateLimitedCalls: true,
     retryConfig: { retries: 0 },
-    // No call may hold a notifier slot (and its channel's queue) for long.
-    timeout: 15_000,
+    // No call may hold a notifier slot (and its channel's queue) for long, nor outlast the
+    // lease of the post it makes (LEASE_MS is at least twice this: src/config.ts).
+    timeout: timeoutMs,
   };
 }
 
@@ -82,7 +83,7 @@ export function createSlackApp(opts: {
 }): SlackApp {
   const { slack, port } = opts.config;
   const logger = boltLogger(opts.log.child({ component: 'bolt' }));
-  const clientOptions = webClientOptions(slack.apiUrl);
+  const clientOptions = webClientOptions(slack.apiUrl, slack.timeoutMs);
   const customRoutes = opts.endpoints.map(
     (e): CustomRoute => ({
       path: e.path,

@@ -29,6 +29,8 @@ export interface Engine {
   isUniqueViolation(err: unknown): boolean;
   /** A cheap round trip: is the database there? */
   ping(): Promise<void>;
+  /** The server's clock (epoch ms), or null when the database is this machine's file. */
+  databaseTime(): Promise<number | null>;
   close(): Promise<void>;
 }
 

@@ -1,13 +1,25 @@
 import type { CreateTableBuilder, Kysely } from 'kysely';
-import { type Migration, type MigrationProvider, Migrator } from 'kysely/migration';
+import type { Migration } from 'kysely/migration';
 import type { Engine } from './engine.ts';
 
 /**
- * Schema migrations, applied at start. Written with Kysely's schema builder so that the same
- * list serves every engine; append new ones, never edit a shipped one. (Making 0001 and
+ * One migration. Every release's migrations are additive (expand): new tables, new nullable
+ * columns, new indexes, so that the build before it still runs on the migrated schema. A step
+ * that takes away what an older build needs (contract: a dropped or renamed column, a new
+ * NOT NULL without default) is `breaking`, with a few words on what it removes; it ships only
+ * once every replica runs a build that no longer needs the old shape, and an older build
+ * refuses to start on a database it has migrated (README, "Rolling deploys and rollbacks").
+ */
+export interface Step extends Migration {
+  breaking?: string;
+}
+
+/**
+ * Schema migrations, applied at start (src/store/migrate.ts). Written with Kysely's schema
+ * builder so that the same list serves every engine; append new ones, never edit a shipped one. (Making 0001 and
  * 0002 engine-aware for PostgreSQL left the SQL they run on SQLite exactly as shipped.)
  */
-function migrations(kind: Engine['kind']): Record<string, Migration> {
+export function migrations(kind: Engine['kind']): Record<string, Step> {
   /** An id the database assigns: SQLite's rowid alias, PostgreSQL's serial. */
   const withId = <T extends string>(t: CreateTableBuilder<T, never>) =>
     kind === 'postgres'
@@ -261,15 +273,4 @@ function migrations(kind: Engine['kind']): Record<string, Migration> {
       },
     },
   };
-}
-
-export async function migrate(engine: Engine): Promise<void> {
-  const provider: MigrationProvider = { getMigrations: async () => migrations(engine.kind) };
-  const db = engine.db as unknown as Kysely<unknown>;
-  const { error, results } = await new Migrator({ db, provider }).migrateToLatest();
-  const failed = results?.find((r) => r.status === 'Error');
-  if (error || failed) {
-    const cause = error instanceof Error ? error.message : String(error ?? 'unknown');
-    throw new Error(`database migration ${failed?.migrationName ?? ''} failed: ${cause}`);
-  }
 }

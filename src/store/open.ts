@@ -1,12 +1,20 @@
 import type { Logger } from '../log.ts';
+import { SchemaTooNew } from './migrate.ts';
 import { openSqliteStore } from './sqlite.ts';
 import type { Store } from './types.ts';
 
 /** Opens the engine named by DATABASE_URL (`sqlite:PATH` or `postgres://…`), migrated. */
 export async function openStore(databaseUrl: string, log: Logger): Promise<Store> {
-  if (databaseUrl.startsWith('sqlite:'))
-    return openSqliteStore(databaseUrl.slice('sqlite:'.length));
-  // Loaded only when used: the PostgreSQL client is not needed by a SQLite deployment.
-  const { openPostgresStore } = await import('./postgres.ts');
-  return openPostgresStore(databaseUrl, { log });
+  try {
+    if (databaseUrl.startsWith('sqlite:'))
+      return await openSqliteStore(databaseUrl.slice('sqlite:'.length), log);
+    // Loaded only when used: the PostgreSQL client is not needed by a SQLite deployment.
+    const { openPostgresStore } = await import('./postgres.ts');
+    return await openPostgresStore(databaseUrl, { log });
+  } catch (err) {
+    // A rollback past a breaking migration: say which, before the process stops.
+    if (err instanceof SchemaTooNew)
+      log.error({ migration: err.migration, reason: err.message }, 'store.schema_too_new');
+    throw err;
+  }
 }

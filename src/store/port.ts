@@ -232,6 +232,12 @@ export interface Store extends BudgetStore {
 
   /** A cheap round trip to the database (readiness). */
   ping(): Promise<void>;
+  /**
+   * The database server's clock now, epoch ms; null when the database is a file on this
+   * machine (SQLite), whose clock is the process's. Replicas judge leases, staleness and
+   * budget windows on this one clock (src/clock.ts).
+   */
+  databaseTime(): Promise<number | null>;
   close(): Promise<void>;
 
   /** Announcements recorded and not yet sent (a metric, read at scrape time). */

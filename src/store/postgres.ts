@@ -2,7 +2,7 @@ import { Kysely, PostgresDialect, sql } from 'kysely';
 import pg from 'pg';
 import type { Logger } from '../log.ts';
 import type { Engine } from './engine.ts';
-import { migrate } from './migrations.ts';
+import { migrate, SchemaTooNew } from './migrate.ts';
 import type { Database } from './schema.ts';
 import { createStore } from './store.ts';
 import type { Store } from './types.ts';
@@ -56,6 +56,13 @@ export async function openPostgresStore(url: string, opts: PostgresOptions): Pro
     ping: async () => {
       await sql`select 1`.execute(db);
     },
+    // clock_timestamp(), not now(): now() is the transaction's start.
+    databaseTime: async () => {
+      const { rows } = await sql<{
+        t: string;
+      }>`select (extract(epoch from clock_timestamp()) * 1000)::text as t`.execute(db);
+      return Number(rows[0]?.t);
+    },
     close: () => db.destroy(),
   };
 
@@ -63,13 +70,15 @@ export async function openPostgresStore(url: string, opts: PostgresOptions): Pro
     const lockHolder = await pool.connect();
     try {
       await lockHolder.query('select pg_advisory_lock($1)', [MIGRATION_LOCK]);
-      await migrate(engine);
+      const { newer } = await migrate(db as unknown as Kysely<unknown>, 'postgres');
+      if (newer.length > 0) opts.log.info({ component: 'store', newer }, 'store.schema_newer');
     } finally {
       await lockHolder.query('select pg_advisory_unlock($1)', [MIGRATION_LOCK]).catch(() => {});
       lockHolder.release();
     }
   } catch (err) {
     await db.destroy();
+    if (err instanceof SchemaTooNew) throw err;
     throw new Error(`could not open the PostgreSQL database: ${describe(err)}`);
   }
   return createStore(engine);

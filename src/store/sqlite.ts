@@ -2,8 +2,9 @@ import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import SqliteDatabase from 'better-sqlite3';
 import { Kysely, SqliteDialect, sql } from 'kysely';
+import type { Logger } from '../log.ts';
 import type { Engine } from './engine.ts';
-import { migrate } from './migrations.ts';
+import { migrate } from './migrate.ts';
 import type { Database } from './schema.ts';
 import { createStore } from './store.ts';
 import type { Store } from './types.ts';
@@ -11,9 +12,10 @@ import type { Store } from './types.ts';
 /**
  * The embedded engine: one SQLite file, for one process. WAL lets readers run beside the
  * writer, and `BEGIN IMMEDIATE` takes the write lock up front so that two processes on one
- * file wait for each other (busy timeout) instead of failing on a lock upgrade.
+ * file wait for each other (busy timeout) instead of failing on a lock upgrade; migrations
+ * run under `BEGIN EXCLUSIVE` (src/store/migrate.ts).
  */
-export async function openSqliteStore(path: string): Promise<Store> {
+export async function openSqliteStore(path: string, log?: Logger): Promise<Store> {
   if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
   const file = new SqliteDatabase(path, { timeout: 5_000 });
   file.pragma('journal_mode = WAL');
@@ -45,9 +47,11 @@ export async function openSqliteStore(path: string): Promise<Store> {
     ping: async () => {
       await sql`select 1`.execute(db);
     },
+    databaseTime: async () => null,
     close: () => db.destroy(),
   };
-  await migrate(engine);
+  const { newer } = await migrate(db as unknown as Kysely<unknown>, 'sqlite');
+  if (newer.length > 0) log?.info({ component: 'store', newer }, 'store.schema_newer');
   return createStore(engine);
 }
 

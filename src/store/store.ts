@@ -25,6 +25,7 @@ export function createStore(engine: Engine): Store {
     ...reportCacheQueries(engine),
     ...pendingCommandQueries(engine),
     ping: () => engine.ping(),
+    databaseTime: () => engine.databaseTime(),
     close: () => engine.close(),
   };
 }

@@ -12,6 +12,7 @@ import {
   signSlackRequest,
   slashCommand,
 } from '../helpers/slack-requests.ts';
+import { ageDatabase } from './age-database.ts';
 import { BotProcess } from './bot-process.ts';
 import { Prng } from './prng.ts';
 
@@ -94,6 +95,8 @@ export class ChaosWorld {
   readonly out: (line: string) => void;
   /** How far ahead of the real clock the bots run (only ever grows, like time). */
   clockOffsetMs = 0;
+  /** How far the PostgreSQL database's timestamps were moved back so far (see startBot). */
+  #agedMs = 0;
   digest = false;
   /** Whether every job must be finished and announced at the end (not in the budget run). */
   jobsMustFinish = true;
@@ -144,6 +147,7 @@ export class ChaosWorld {
       POLL_INTERVAL_MS: '100',
       POLL_MAX_INTERVAL_MS: '400',
       LEASE_MS: '2000',
+      SLACK_TIMEOUT_MS: '1000',
       LOG_LEVEL: 'debug',
       ...o.env,
     };
@@ -179,13 +183,16 @@ export class ChaosWorld {
    * Starts (or restarts) bot `name` on its own port and waits until it is healthy. When the
    * hour's agent budget is nearly spent, time is moved on an hour first (see clock-offset.ts),
    * so that long runs are not throttled by the budget they are not testing.
+   *
+   * On PostgreSQL the bots judge time on the database server's clock (src/clock.ts), which a
+   * preload cannot move: there time moves on by moving every timestamp the database holds
+   * back by as much, which is the same to the bots.
    */
   async startBot(name = 'a', o: { later?: boolean } = {}): Promise<BotProcess> {
     const old = this.bots.get(name);
     if (old?.alive) throw new Error(`bot ${name} is still running`);
-    // Time moves on only while no other bot runs: replicas share one clock (NTP-synced
-    // hosts), and the bot compares leases on its own clock, so a restarted replica an hour
-    // ahead of a live one would take over the live one's leases.
+    // Time moves on only while no other bot runs: the leases of a live bot would be aged
+    // with the rest (PostgreSQL), or be judged by a clock an hour ahead of its own.
     const alone = ![...this.bots.values()].some((b) => b !== old && b.alive);
     const uses = this.agentUses();
     if (alone && uses - this.#usesAtOffset > AGENT_BUDGET - 30) {
@@ -193,6 +200,10 @@ export class ChaosWorld {
       this.#usesAtOffset = uses;
     }
     if (alone && o.later) this.clockOffsetMs += LATER_MS;
+    if (this.#database && this.clockOffsetMs > this.#agedMs) {
+      await ageDatabase(this.#database.url, this.clockOffsetMs - this.#agedMs);
+      this.#agedMs = this.clockOffsetMs;
+    }
     let port = this.#ports.get(name);
     if (port === undefined) {
       port = await freePort();

@@ -109,6 +109,7 @@ export class Harness {
       MINTLIFY_API_URL: api.url,
       DATABASE_URL: database?.url ?? `sqlite:${join(dir, 'bot.sqlite')}`,
       LEASE_MS: String(TEST_LEASE_MS),
+      SLACK_TIMEOUT_MS: String(TEST_LEASE_MS / 2),
       POLL_INTERVAL_MS: '100',
       POLL_MAX_INTERVAL_MS: '400',
       LOG_LEVEL: 'debug',
@@ -145,10 +146,13 @@ export class Harness {
    * its own Socket Mode connection); its log lines go to `chunks`. Returns where to send it
    * signed requests (HTTP mode).
    */
-  async startReplica(chunks: string[] = []): Promise<{ bot: Bot; eventsUrl: string }> {
+  async startReplica(
+    chunks: string[] = [],
+    extra: Pick<BotOptions, 'localClock'> = {},
+  ): Promise<{ bot: Bot; eventsUrl: string }> {
     const port = String(await freePort());
     const before = this.socket?.openConnections() ?? 0;
-    const bot = await this.#startBot({ ...this.env, PORT: port }, chunks, {});
+    const bot = await this.#startBot({ ...this.env, PORT: port }, chunks, extra);
     this.replicas.push(bot);
     // In Socket Mode the replica opens a connection of its own, as Slack allows.
     if (this.socket)
@@ -161,7 +165,13 @@ export class Harness {
     chunks: string[],
     extra: Pick<
       BotOptions,
-      'digest' | 'apiRetry' | 'pendingRootMs' | 'channelGapMs' | 'updateLimit' | 'work'
+      | 'digest'
+      | 'apiRetry'
+      | 'pendingRootMs'
+      | 'channelGapMs'
+      | 'updateLimit'
+      | 'work'
+      | 'localClock'
     >,
     onStore: (store: Store) => void = () => {},
   ): Promise<Bot> {

@@ -9,7 +9,8 @@ afterEach(async () => {
 });
 
 it('answers /agent at once while starts pile up, and says so when it cannot take more', async () => {
-  h = await Harness.create({ mode: 'http' });
+  // Slack calls may take 3 s here (the root post below takes 1.5 s), and leases twice that.
+  h = await Harness.create({ mode: 'http', env: { SLACK_TIMEOUT_MS: '3000', LEASE_MS: '6000' } });
   // One start at a time, one more waiting: a slow root post keeps the first one busy.
   await h.start({ work: { concurrency: 1, capacity: 1 } });
   h.slack.setLatency('chat.postMessage', 1_500);
