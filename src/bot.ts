@@ -14,6 +14,7 @@ import type { BucketLimit } from './jobs/rate-limits.ts';
 import { createRetries } from './jobs/retry.ts';
 import { createJobService } from './jobs/service.ts';
 import { createJobStatus } from './jobs/status.ts';
+import { createLiveness } from './liveness.ts';
 import { createLogger, type Logger } from './log.ts';
 import { createMetrics, type Metrics } from './metrics.ts';
 import { probeEndpoints } from './probes.ts';
@@ -25,7 +26,7 @@ import { createSlackJobChat } from './slack/chat.ts';
 import { createHomePublisher, refreshingHome } from './slack/home.ts';
 import { registerListeners } from './slack/listeners/index.ts';
 import { recordThreadReplies } from './slack/listeners/thread-replies.ts';
-import { openStore } from './store/open.ts';
+import { type OpenOptions, openStore } from './store/open.ts';
 import type { Store } from './store/types.ts';
 import { createTeardown, drainInflight, settleAbandoned, type Teardown } from './teardown.ts';
 import { createWorkQueue } from './work-queue.ts';
@@ -48,7 +49,7 @@ export interface BotOptions {
   /** The work queue after acks (tests fill it to see the busy answer). */
   work?: { concurrency: number; capacity: number };
   /** Tests keep a handle on the store this way (to take the database away from a running bot). */
-  openStore?: (databaseUrl: string, log: Logger) => Promise<Store>;
+  openStore?: (databaseUrl: string, log: Logger, opts: OpenOptions) => Promise<Store>;
 }
 
 export interface Bot {
@@ -92,6 +93,8 @@ export async function startBot(config: Config, opts: BotOptions = {}): Promise<B
  * while requests keep arriving), and a backlog large enough for any burst of commands.
  */
 const FOLLOW_ON_WORK = { concurrency: 4, capacity: 5_000 };
+/** During a shutdown, how long a loop's store call may still take. */
+const STOPPING_STORE_MS = 1_000;
 
 /** Builds and starts every part; each registers its stop as soon as it exists. */
 async function assemble(config: Config, opts: BotOptions, log: Logger, teardown: Teardown) {
@@ -100,8 +103,11 @@ async function assemble(config: Config, opts: BotOptions, log: Logger, teardown:
   const store = await (opts.openStore ?? openStore)(
     config.databaseUrl,
     log.child({ component: 'store' }),
+    { timeoutMs: config.databaseTimeoutMs },
   );
   teardown.add('store', () => store.close());
+  // The loops' store calls give up after this; a stalled loop makes the bot not ready.
+  const liveness = createLiveness(store, { deadlineMs: 2 * config.databaseTimeoutMs });
 
   const budgets = createBudgets(config, store);
   const metrics = createMetrics({
@@ -111,7 +117,14 @@ async function assemble(config: Config, opts: BotOptions, log: Logger, teardown:
   });
   const inflight = createInflight();
   let accepting = true;
-  const slack = createSlack({ config, log, store, metrics, accepting: () => accepting });
+  const slack = createSlack({
+    config,
+    log,
+    store,
+    metrics,
+    accepting: () => accepting,
+    stalledLoops: () => liveness.stalled(),
+  });
   // Closed late, so that the probes answer (not ready) while everything else stops.
   teardown.add('slack', () => slack.stop());
 
@@ -138,7 +151,17 @@ async function assemble(config: Config, opts: BotOptions, log: Logger, teardown:
     keyedProjects: Object.keys(config.api.projectKeys),
     adminUsers: config.adminUsers,
   });
-  const wake = startBackground({ config, opts, log, teardown, store, api, chat, owner, metrics });
+  const wake = startBackground({
+    config,
+    opts,
+    log,
+    teardown,
+    api,
+    chat,
+    owner,
+    metrics,
+    liveness,
+  });
   const jobs = createJobService({
     store,
     api,
@@ -152,7 +175,7 @@ async function assemble(config: Config, opts: BotOptions, log: Logger, teardown:
     metrics,
     botName: () => slack.identity()?.name,
   });
-  startRecoveryLoop({ config, log, teardown, store, chat, jobs, wake, opts });
+  startRecoveryLoop({ config, log, teardown, chat, jobs, wake, opts, liveness });
   const reporting = createReporting({
     config,
     api,
@@ -212,8 +235,15 @@ async function assemble(config: Config, opts: BotOptions, log: Logger, teardown:
   slack.beforeAck(recordThreadReplies({ jobs, access, botUserId: () => slack.identity()?.userId }));
 
   await slack.start();
-  const stopDigest = reporting.startWeeklyDigest(owner, opts.digest);
+  const stopDigest = reporting.startWeeklyDigest(
+    owner,
+    opts.digest,
+    liveness.loopStore('digest', Number.POSITIVE_INFINITY),
+  );
   if (stopDigest) teardown.add('digest', stopDigest);
+  // Once the work in flight is drained, the loops stop; a database that does not answer
+  // must not hold each of them for a whole deadline.
+  teardown.add('loop deadlines', () => liveness.shorten(STOPPING_STORE_MS));
   // A shutdown stops taking work first, then waits for the work already taken.
   teardown.add('drain', () => drainInflight(inflight, config.shutdownTimeoutMs, log));
   teardown.add('intake', async () => {
@@ -230,6 +260,7 @@ function createSlack(deps: {
   store: Store;
   metrics: Metrics;
   accepting: () => boolean;
+  stalledLoops: () => string[];
 }): SlackApp {
   const { config, log, store, metrics } = deps;
   const slack: SlackApp = createSlackApp({
@@ -243,6 +274,7 @@ function createSlack(deps: {
           database: () => store.ping(),
           slackConnected: () => slack.connected(),
           accepting: deps.accepting,
+          stalledLoops: deps.stalledLoops,
         },
       }),
       { path: '/metrics', answer: async () => ({ status: 200, ...(await metrics.scrape()) }) },

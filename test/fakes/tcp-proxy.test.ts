@@ -117,6 +117,23 @@ describe('TcpProxy', () => {
     c.socket.destroy();
   });
 
+  it('after a heal that strands, held connections stay silent and open while new ones go through', async () => {
+    const old = await client();
+    proxy.blackhole();
+    old.socket.write('lost');
+    const held = await client();
+    proxy.heal({ strand: true });
+    const fresh = await client();
+    fresh.socket.write('fresh');
+    await eventually(() => fresh.got === 'fresh', 'the new connection to work');
+    await sleep(200);
+    expect(received).toBe('fresh');
+    expect(old.got + held.got).toBe('');
+    expect(old.closed || held.closed).toBe(false);
+    expect(served).toHaveLength(2); // old's, and fresh's; held never reached the target
+    for (const c of [old, held, fresh]) c.socket.destroy();
+  });
+
   it('resets every connection on both sides', async () => {
     const c = await client();
     c.socket.write('hi');

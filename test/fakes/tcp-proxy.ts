@@ -9,6 +9,7 @@
  * proxy.blackhole(); // connections stay open, no byte passes; new ones are accepted, not forwarded
  * proxy.reset();     // every open connection is destroyed with a TCP RST, both sides
  * proxy.heal();      // no delay, no black hole: held bytes and held connections go through
+ * proxy.heal({ strand: true }); // a failover: new connections go through, held ones never do
  * await proxy.close();
  * ```
  *
@@ -22,6 +23,9 @@
  * what was held goes through in order, as TCP's retransmissions would deliver it. A client
  * that gave up meanwhile and closed its socket has its FIN passed on after the heal.
  * A connection accepted during a black hole is connected to the target only after `heal()`.
+ * `heal({ strand: true })` is what a failover looks like to a client instead: the connections
+ * the black hole held stay silent for ever (never forwarded, never closed, as those to a
+ * primary that went away), while new ones reach the target.
  */
 import { type AddressInfo, createServer, type Server, Socket } from 'node:net';
 
@@ -34,6 +38,8 @@ export interface Target {
 interface Link {
   client: Socket;
   upstream: Socket | undefined;
+  /** Held by a black hole healed with `strand`: never forwarded again. */
+  stranded: boolean;
   queues: { up: Promise<void>; down: Promise<void> };
 }
 
@@ -108,13 +114,18 @@ export class TcpProxy {
     for (const link of this.links) this.drop(link, 'rst');
   }
 
-  /** Lifts every fault: no delay, no black hole. */
-  heal(): void {
+  /**
+   * Lifts every fault: no delay, no black hole. With `strand`, the connections the black
+   * hole held stay held for ever (a failover); only new ones go through.
+   */
+  heal(opts: { strand?: boolean } = {}): void {
     this.delayMs = 0;
     if (!this.holding) return;
     this.holding = false;
     this.release();
     for (const link of [...this.links]) {
+      if (opts.strand) link.stranded = true;
+      if (link.stranded) continue;
       if (link.upstream) {
         link.client.resume();
         link.upstream.resume();
@@ -134,6 +145,7 @@ export class TcpProxy {
     const link: Link = {
       client,
       upstream: undefined,
+      stranded: false,
       queues: { up: Promise.resolve(), down: Promise.resolve() },
     };
     this.links.add(link);
@@ -164,7 +176,7 @@ export class TcpProxy {
         if (wait > 0) await new Promise((r) => setTimeout(r, wait));
         // A chunk read just before the black hole opened waits for the heal too.
         while (this.holding) await this.healed;
-        if (!to.destroyed) write();
+        if (!link.stranded && !to.destroyed) write();
       });
     };
     from.on('data', (chunk: Buffer) => forward(() => to.write(chunk)));
