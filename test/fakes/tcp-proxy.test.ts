@@ -92,14 +92,23 @@ describe('TcpProxy', () => {
     expect(received).toBe('before');
     expect(c.got).toBe('before');
     expect(c.closed || late.closed).toBe(false);
-    // The second connection was accepted but never reached the target.
-    expect(proxy.accepted).toBe(2);
+    // A third client gives up during the black hole: its close waits for the heal too.
+    const quitter = await client();
+    quitter.socket.write('bye');
+    await sleep(50);
+    quitter.socket.destroy();
+    await sleep(100);
+    expect(proxy.open).toBe(3);
+    // The connections opened since were accepted but never reached the target.
+    expect(proxy.accepted).toBe(3);
     expect(served).toHaveLength(1);
 
     proxy.heal();
     await eventually(() => c.got === 'beforeheld', 'the held echo');
     await eventually(() => late.got === 'late', "the late connection's echo");
-    expect(served).toHaveLength(2);
+    // The quitter reaches the target after the heal, and its close follows.
+    await eventually(() => proxy.open === 2, "the quitter's close");
+    expect(received).toContain('late');
     c.socket.destroy();
     late.socket.destroy();
   });
@@ -131,7 +140,27 @@ describe('TcpProxy', () => {
     expect(old.got + held.got).toBe('');
     expect(old.closed || held.closed).toBe(false);
     expect(served).toHaveLength(2); // old's, and fresh's; held never reached the target
-    for (const c of [old, held, fresh]) c.socket.destroy();
+    // The client gives up; the server never hears of it.
+    old.socket.destroy();
+    await sleep(200);
+    expect(served[0]?.readableEnded || served[0]?.destroyed).toBe(false);
+    for (const c of [held, fresh]) c.socket.destroy();
+  });
+
+  it('opens a black hole right after forwarding the chunk asked for', async () => {
+    const c = await client();
+    proxy.blackholeAfter((chunk) => chunk.includes('COMMIT'));
+    c.socket.write('BEGIN');
+    await eventually(() => c.got === 'BEGIN', 'the first echo');
+    expect(proxy.blackholed).toBe(false);
+    c.socket.write('COMMIT');
+    await eventually(() => received === 'BEGINCOMMIT', 'the trigger at the target');
+    expect(proxy.blackholed).toBe(true);
+    await sleep(200);
+    expect(c.got).toBe('BEGIN'); // its answer is held
+    proxy.heal();
+    await eventually(() => c.got === 'BEGINCOMMIT', 'the held answer');
+    c.socket.destroy();
   });
 
   it('resets every connection on both sides', async () => {

@@ -7,6 +7,7 @@
  * const url = proxy.rewrite('postgres://postgres@127.0.0.1:5432/db'); // same URL, proxy's port
  * proxy.delay(50);   // every chunk, both directions, arrives 50 ms later (order preserved)
  * proxy.blackhole(); // connections stay open, no byte passes; new ones are accepted, not forwarded
+ * proxy.blackholeAfter((chunk) => chunk.includes('for update')); // the same, once that has passed
  * proxy.reset();     // every open connection is destroyed with a TCP RST, both sides
  * proxy.heal();      // no delay, no black hole: held bytes and held connections go through
  * proxy.heal({ strand: true }); // a failover: new connections go through, held ones never do
@@ -51,6 +52,7 @@ export class TcpProxy {
   private healed: Promise<void> = Promise.resolve();
   private release: () => void = () => {};
   private readonly links = new Set<Link>();
+  private trigger: ((chunk: Buffer) => boolean) | undefined;
   /** Connections accepted in total, and how many of them reached the target. */
   accepted = 0;
   forwarded = 0;
@@ -96,8 +98,23 @@ export class TcpProxy {
     this.delayMs = Math.max(0, ms);
   }
 
+  /**
+   * Opens a black hole right after the first client chunk that `match` picks has been
+   * forwarded: the server acts on it, its answer is held. A partition in the middle of a
+   * conversation (a transaction holding its locks, say), where the test chooses which.
+   */
+  blackholeAfter(match: (chunk: Buffer) => boolean): void {
+    this.trigger = match;
+  }
+
+  /** Whether a black hole is open now. */
+  get blackholed(): boolean {
+    return this.holding;
+  }
+
   /** Stops forwarding, both directions, without closing anything. */
   blackhole(): void {
+    this.trigger = undefined;
     if (this.holding) return;
     this.holding = true;
     this.healed = new Promise((resolve) => {
@@ -149,8 +166,8 @@ export class TcpProxy {
       queues: { up: Promise.resolve(), down: Promise.resolve() },
     };
     this.links.add(link);
-    client.on('error', () => this.drop(link, 'rst'));
-    client.on('close', () => this.closed(link));
+    client.on('error', () => this.closed(link, 'rst'));
+    client.on('close', () => this.closed(link, 'flush'));
     if (!this.holding) this.connect(link);
   }
 
@@ -158,8 +175,8 @@ export class TcpProxy {
     this.forwarded++;
     const upstream = new Socket();
     link.upstream = upstream;
-    upstream.on('error', () => this.drop(link, 'rst'));
-    upstream.on('close', () => this.closed(link));
+    upstream.on('error', () => this.closed(link, 'rst'));
+    upstream.on('close', () => this.closed(link, 'flush'));
     upstream.connect(this.target.port, this.target.host, () => {
       if (!this.links.has(link)) return;
       this.pipe(link, link.client, upstream, 'up');
@@ -179,15 +196,29 @@ export class TcpProxy {
         if (!link.stranded && !to.destroyed) write();
       });
     };
-    from.on('data', (chunk: Buffer) => forward(() => to.write(chunk)));
+    from.on('data', (chunk: Buffer) =>
+      forward(() => {
+        to.write(chunk);
+        if (dir === 'up' && this.trigger?.(chunk)) {
+          this.trigger = undefined;
+          this.blackhole();
+        }
+      }),
+    );
     from.on('end', () => forward(() => to.end()));
     if (this.holding) from.pause();
     else from.resume();
   }
 
-  /** One side closed: what is still queued for the other side goes first. */
-  private closed(link: Link): void {
-    Promise.all([link.queues.up, link.queues.down]).then(() => this.drop(link, 'flush'));
+  /**
+   * One side closed or failed: what is still queued for the other side goes first, and
+   * the other side hears of it only once no black hole holds the link; a stranded link's
+   * other side never does (as a vanished peer's never does).
+   */
+  private async closed(link: Link, how: 'rst' | 'flush'): Promise<void> {
+    await Promise.all([link.queues.up, link.queues.down]);
+    while (this.holding) await this.healed;
+    if (!link.stranded) this.drop(link, how);
   }
 
   /** `rst`: abort both sides; `flush`: close them once written; `now`: destroy them. */

@@ -38,6 +38,8 @@ async function readyz(): Promise<Ready> {
 }
 
 const PR = 'https://github.com/acme/docs/pull/7';
+/** The poller recording a poll: a transaction that has just locked the job's row. */
+const RECORDING_A_POLL = /from "job_threads"[^\0]* for update\0/;
 
 describe.skipIf(!postgresAvailable)('a database that stops answering', () => {
   it('is not ready within 15 s, names what failed, and announces what completed meanwhile once it is back', async () => {
@@ -47,8 +49,14 @@ describe.skipIf(!postgresAvailable)('a database that stops answering', () => {
     const job = await eventually(() => h.api.createdJobs()[0], 'job');
     await eventually(() => h.slack.callsTo('chat.update').length > 0, 'the root shows the job');
     expect((await readyz()).status).toBe(200);
+    // A pool full of connections, all of which the outage will leave dead.
+    const store = h.botStore!;
+    await Promise.all(Array.from({ length: 10 }, () => store.ping()));
+    expect(proxy.open).toBeGreaterThanOrEqual(10);
 
-    proxy.blackhole();
+    // The outage starts in the middle of a transaction holding the job's row.
+    proxy.blackholeAfter((chunk) => RECORDING_A_POLL.test(chunk.toString('latin1')));
+    await eventually(() => proxy.blackholed, 'the black hole to open');
     const down = await eventually(
       async () => {
         const r = await readyz();
@@ -80,7 +88,8 @@ describe.skipIf(!postgresAvailable)('a database that stops answering', () => {
     await sleep(500);
     expect(h.botReplies(root.ts)).toHaveLength(0);
 
-    // A failover: the old connections stay dead, new ones reach the database.
+    // A failover: the old connections stay dead (their transaction on the server too, once
+    // idle too long), new ones reach the database.
     proxy.heal({ strand: true });
     await eventually(
       () => h.botReplies(root.ts).some((m) => m.text.includes(PR)),
