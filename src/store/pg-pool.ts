@@ -2,6 +2,7 @@ import { Socket } from 'node:net';
 import type { PostgresPool, PostgresPoolClient } from 'kysely';
 import pg from 'pg';
 import type { Logger } from '../log.ts';
+import { StoreTimeout } from './deadline.ts';
 
 const INT8_OID = 20;
 /** How long the client waits past `statement_timeout` before it gives up on the server. */
@@ -67,7 +68,8 @@ export function createBoundedPool(url: string, opts: PoolOptions): BoundedPool {
 
   const bounded: PostgresPool = {
     options: pool.options,
-    connect: async () => discardingHung(await pool.connect(), opts.log),
+    connect: async () =>
+      discardingHung(await pool.connect(), opts.log, opts.timeoutMs + QUERY_GRACE_MS),
     end: () => pool.end(),
   };
   return {
@@ -95,7 +97,7 @@ export function createBoundedPool(url: string, opts: PoolOptions): BoundedPool {
  * hung one). While checked out, a connection that dies between two queries is noted here:
  * the pool listens only to idle clients, and an 'error' nobody hears ends the process.
  */
-function discardingHung(client: pg.PoolClient, log: Logger): PostgresPoolClient {
+function discardingHung(client: pg.PoolClient, log: Logger, readMs: number): PostgresPoolClient {
   let hung: Error | undefined;
   const died = (err: Error) => {
     hung ??= err;
@@ -107,11 +109,12 @@ function discardingHung(client: pg.PoolClient, log: Logger): PostgresPoolClient 
     const run = (client.query as (...a: unknown[]) => unknown)(...args);
     if (!(run instanceof Promise)) return run; // a cursor; Kysely streams none of ours
     return run.catch((err: unknown) => {
-      if (!(err instanceof pg.DatabaseError)) {
-        hung ??= err instanceof Error ? err : new Error(String(err));
-        log.warn({ err, component: 'store' }, 'store.query_unanswered');
-      }
-      throw err;
+      if (err instanceof pg.DatabaseError) throw err;
+      const e = err instanceof Error ? err : new Error(String(err));
+      hung ??= e;
+      log.warn({ err, component: 'store' }, 'store.query_unanswered');
+      // pg's own words for its query_timeout; callers see the typed error.
+      throw e.message === 'Query read timeout' ? new StoreTimeout('a query', readMs) : e;
     });
   };
   return {

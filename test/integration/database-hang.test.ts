@@ -104,8 +104,11 @@ describe.skipIf(!postgresAvailable)('a database that stops answering', () => {
   }, 90_000);
 
   it('a SIGTERM while the database does not answer still ends the process', async () => {
-    const bot = spawnBot(h.env);
+    // Long timeouts: a loop's store call would wait 2 min, a query 61 s, before giving up.
+    const bot = spawnBot({ ...h.env, DATABASE_TIMEOUT_MS: '60000' });
     await answers(h.url('/readyz'));
+    // Open connections in the pool, which a close would wait on for a goodbye.
+    await Promise.all(Array.from({ length: 10 }, () => readyz()));
     proxy.blackhole();
     await eventually(async () => (await readyz()).status === 503, '/readyz to turn 503', 15_000);
 
@@ -114,5 +117,7 @@ describe.skipIf(!postgresAvailable)('a database that stops answering', () => {
     if (code === 'still running') bot.child.kill('SIGKILL');
     expect(code, bot.output().slice(-3_000)).toBe(0);
     expect(bot.output()).toContain('bot.stopped');
+    // The pool's connections never said goodbye: they were cut.
+    expect(bot.output()).toContain('store.close_cut');
   }, 60_000);
 });
