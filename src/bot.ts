@@ -14,7 +14,7 @@ import type { BucketLimit } from './jobs/rate-limits.ts';
 import { createRetries } from './jobs/retry.ts';
 import { createJobService } from './jobs/service.ts';
 import { createJobStatus } from './jobs/status.ts';
-import { createLiveness } from './liveness.ts';
+import { createLiveness, type Liveness } from './liveness.ts';
 import { createLogger, type Logger } from './log.ts';
 import { createMetrics, type Metrics } from './metrics.ts';
 import { probeEndpoints } from './probes.ts';
@@ -117,14 +117,7 @@ async function assemble(config: Config, opts: BotOptions, log: Logger, teardown:
   });
   const inflight = createInflight();
   let accepting = true;
-  const slack = createSlack({
-    config,
-    log,
-    store,
-    metrics,
-    accepting: () => accepting,
-    stalledLoops: () => liveness.stalled(),
-  });
+  const slack = createSlack({ config, log, store, metrics, liveness, accepting: () => accepting });
   // Closed late, so that the probes answer (not ready) while everything else stops.
   teardown.add('slack', () => slack.stop());
 
@@ -260,7 +253,7 @@ function createSlack(deps: {
   store: Store;
   metrics: Metrics;
   accepting: () => boolean;
-  stalledLoops: () => string[];
+  liveness: Liveness;
 }): SlackApp {
   const { config, log, store, metrics } = deps;
   const slack: SlackApp = createSlackApp({
@@ -274,7 +267,7 @@ function createSlack(deps: {
           database: () => store.ping(),
           slackConnected: () => slack.connected(),
           accepting: deps.accepting,
-          stalledLoops: deps.stalledLoops,
+          stalledLoops: () => deps.liveness.stalled(),
         },
       }),
       { path: '/metrics', answer: async () => ({ status: 200, ...(await metrics.scrape()) }) },
