@@ -1,3 +1,4 @@
+import { createServer as createHttpServer } from 'node:http';
 import { type AddressInfo, connect, createServer, type Server, type Socket } from 'node:net';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { eventually, sleep } from '../helpers/net.ts';
@@ -199,5 +200,28 @@ describe('TcpProxy', () => {
     });
     expect(refused).toBe('ECONNREFUSED');
     // close() is safe to call again (afterEach does).
+  });
+
+  it('carries HTTP, as between the bot and the API emulator', async () => {
+    const http = createHttpServer((req, res) => res.end(`you asked ${req.url}`));
+    await new Promise<void>((r) => http.listen(0, '127.0.0.1', r));
+    const api = await TcpProxy.start({
+      host: '127.0.0.1',
+      port: (http.address() as AddressInfo).port,
+    });
+    try {
+      const base = api.rewrite(`http://127.0.0.1:${(http.address() as AddressInfo).port}/`);
+      api.delay(20);
+      expect(await (await fetch(`${base}v2/job/1`)).text()).toBe('you asked /v2/job/1');
+      api.blackhole();
+      const late = fetch(`${base}v2/job/2`, { signal: AbortSignal.timeout(300) });
+      await expect(late).rejects.toThrow();
+      api.heal();
+      expect(await (await fetch(`${base}v2/job/3`)).text()).toBe('you asked /v2/job/3');
+    } finally {
+      await api.close();
+      http.closeAllConnections();
+      await new Promise((r) => http.close(r));
+    }
   });
 });
