@@ -9,40 +9,45 @@ import type { JobChat, Wake } from './jobs/ports.ts';
 import { systemClock } from './jobs/rate-limits.ts';
 import { startRecovery } from './jobs/recovery.ts';
 import type { JobService } from './jobs/service.ts';
+import type { Liveness } from './liveness.ts';
 import type { Logger } from './log.ts';
 import type { Metrics } from './metrics.ts';
-import type { Store } from './store/types.ts';
 import type { Teardown } from './teardown.ts';
 
 /** Processed Slack events are remembered this long; Slack retries within minutes. */
 const EVENT_MEMORY_MS = 7 * 24 * HOUR_MS;
 const HOUSEKEEPING_MS = 5 * 60_000;
+/** The notifier's longest sleep (src/jobs/notifier.ts). */
+const NOTIFIER_IDLE_MS = 30_000;
 /** How soon the notifier shows a change made by a start or a follow-up. */
 const SHOW_WITHIN_MS = 20;
 
 /**
- * The notifier, the poller and housekeeping. Returns what wakes the first two after a
- * change, so that a new job is polled and shown at once.
+ * The notifier, the poller and housekeeping, each on a store of its own whose calls end
+ * within a deadline and whose answers show the loop alive (src/liveness.ts). Returns what
+ * wakes the first two after a change, so that a new job is polled and shown at once.
  */
 export function startBackground(deps: {
   config: Config;
   opts: BotOptions;
   log: Logger;
   teardown: Teardown;
-  store: Store;
   api: ApiClient;
   chat: JobChat;
   owner: string;
   metrics: Metrics;
+  liveness: Liveness;
   /** The database's clock (src/clock.ts). */
   now: () => number;
 }): Wake {
-  const { config, opts, log, teardown, store, owner, metrics, now } = deps;
+  const { config, opts, log, teardown, owner, metrics, liveness, now } = deps;
+  const pollerIdleMs = Math.min(config.poll.maxIntervalMs, 60_000);
+  const pollerStore = liveness.loopStore('poller', pollerIdleMs);
   // Once the loops below have stopped, the leases left by work they cut short are given
   // back, so that other replicas take it over at once rather than when the leases run out.
-  teardown.add('leases', () => store.releaseLeases(owner));
+  teardown.add('leases', () => pollerStore.releaseLeases(owner));
   const notifier = startNotifier({
-    store,
+    store: liveness.loopStore('notifier', NOTIFIER_IDLE_MS),
     chat: deps.chat,
     log,
     owner,
@@ -54,7 +59,7 @@ export function startBackground(deps: {
   });
   teardown.add('notifier', () => notifier.stop());
   const poller = startPoller({
-    store,
+    store: pollerStore,
     api: deps.api,
     log,
     backoff: { baseMs: config.poll.intervalMs, maxMs: config.poll.maxIntervalMs },
@@ -69,6 +74,7 @@ export function startBackground(deps: {
   teardown.add('poller', () => poller.stop());
 
   // Runs at start and every few minutes after.
+  const store = liveness.loopStore('housekeeping', HOUSEKEEPING_MS);
   const housekeeping = startLoop({
     name: 'housekeeping',
     log,
@@ -93,7 +99,6 @@ export function startRecoveryLoop(deps: {
   config: Config;
   log: Logger;
   teardown: Teardown;
-  store: Store;
   chat: JobChat;
   jobs: JobService;
   wake: Wake;
@@ -103,10 +108,11 @@ export function startRecoveryLoop(deps: {
   /** Answers a person through a command's response_url. */
   answer: (responseUrl: string, text: string) => Promise<void>;
   now: () => number;
+  liveness: Liveness;
 }): void {
   const { jobs, opts } = deps;
   const recovery = startRecovery({
-    store: deps.store,
+    store: deps.liveness.loopStore('recovery', deps.config.leaseMs),
     chat: deps.chat,
     deliver: jobs.deliver,
     log: deps.log,

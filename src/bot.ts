@@ -16,6 +16,7 @@ import type { BucketLimit } from './jobs/rate-limits.ts';
 import { createRetries } from './jobs/retry.ts';
 import { createJobService } from './jobs/service.ts';
 import { createJobStatus } from './jobs/status.ts';
+import { createLiveness, type Liveness } from './liveness.ts';
 import { createLogger, type Logger } from './log.ts';
 import { createMetrics, type Metrics } from './metrics.ts';
 import { probeEndpoints } from './probes.ts';
@@ -28,7 +29,7 @@ import { createHomePublisher, refreshingHome } from './slack/home.ts';
 import { registerListeners } from './slack/listeners/index.ts';
 import { recordThreadReplies } from './slack/listeners/thread-replies.ts';
 import { responseUrlAnswer } from './slack/respond.ts';
-import { openStore } from './store/open.ts';
+import { type OpenOptions, openStore } from './store/open.ts';
 import type { Store } from './store/types.ts';
 import {
   createTeardown,
@@ -59,7 +60,7 @@ export interface BotOptions {
   /** This process's clock, under the database's (tests run a replica whose clock is off). */
   localClock?: () => number;
   /** Tests keep a handle on the store this way (to take the database away from a running bot). */
-  openStore?: (databaseUrl: string, log: Logger) => Promise<Store>;
+  openStore?: (databaseUrl: string, log: Logger, opts: OpenOptions) => Promise<Store>;
 }
 
 export interface Bot {
@@ -106,6 +107,8 @@ export async function startBot(config: Config, opts: BotOptions = {}): Promise<B
  * while requests keep arriving), and a backlog large enough for any burst of commands.
  */
 const FOLLOW_ON_WORK = { concurrency: 4, capacity: 5_000 };
+/** During a shutdown, how long a loop's store call may still take. */
+const STOPPING_STORE_MS = 1_000;
 
 /** Builds and starts every part; each registers its stop as soon as it exists. */
 async function assemble(config: Config, opts: BotOptions, log: Logger, teardown: Teardown) {
@@ -114,6 +117,7 @@ async function assemble(config: Config, opts: BotOptions, log: Logger, teardown:
   const store = await (opts.openStore ?? openStore)(
     config.databaseUrl,
     log.child({ component: 'store' }),
+    { timeoutMs: config.databaseTimeoutMs },
   );
   teardown.add('store', () => store.close());
   // Leases, staleness and budget windows are stamped and judged on the database's clock.
@@ -125,6 +129,8 @@ async function assemble(config: Config, opts: BotOptions, log: Logger, teardown:
   });
   teardown.add('clock', () => clock.stop());
   const now = clock.now;
+  // The loops' store calls give up after this; a stalled loop makes the bot not ready.
+  const liveness = createLiveness(store, { deadlineMs: 2 * config.databaseTimeoutMs });
 
   const budgets = createBudgets(config, store, now);
   const metrics = createMetrics({
@@ -134,7 +140,7 @@ async function assemble(config: Config, opts: BotOptions, log: Logger, teardown:
   });
   const inflight = createInflight();
   let accepting = true;
-  const slack = createSlack({ config, log, store, metrics, accepting: () => accepting });
+  const slack = createSlack({ config, log, store, metrics, liveness, accepting: () => accepting });
   // Closed late, so that the probes answer (not ready) while everything else stops; a
   // client that keeps a connection open gets at most half of what is left of the deadline.
   teardown.add('slack', () =>
@@ -170,11 +176,11 @@ async function assemble(config: Config, opts: BotOptions, log: Logger, teardown:
     opts,
     log,
     teardown,
-    store,
     api,
     chat,
     owner,
     metrics,
+    liveness,
     now,
   });
   const jobs = createJobService({
@@ -192,7 +198,19 @@ async function assemble(config: Config, opts: BotOptions, log: Logger, teardown:
     now,
   });
   const answer = responseUrlAnswer(log);
-  startRecoveryLoop({ config, log, teardown, store, chat, jobs, wake, opts, owner, answer, now });
+  startRecoveryLoop({
+    config,
+    log,
+    teardown,
+    chat,
+    jobs,
+    wake,
+    opts,
+    owner,
+    answer,
+    now,
+    liveness,
+  });
   const reporting = createReporting({
     config,
     api,
@@ -259,8 +277,15 @@ async function assemble(config: Config, opts: BotOptions, log: Logger, teardown:
   slack.beforeAck(recordThreadReplies({ jobs, access, botUserId: () => slack.identity()?.userId }));
 
   await slack.start();
-  const stopDigest = reporting.startWeeklyDigest(owner, opts.digest);
+  const stopDigest = reporting.startWeeklyDigest(
+    owner,
+    opts.digest,
+    liveness.loopStore('digest', Number.POSITIVE_INFINITY),
+  );
   if (stopDigest) teardown.add('digest', stopDigest);
+  // Once the work in flight is drained, the loops stop; a database that does not answer
+  // must not hold each of them for a whole deadline.
+  teardown.add('loop deadlines', () => liveness.shorten(STOPPING_STORE_MS));
   // A shutdown stops taking work first, then waits for the work already taken: for most of
   // the deadline, the rest being what the other parts need to stop.
   teardown.abandoned(() => ({
@@ -286,6 +311,7 @@ function createSlack(deps: {
   store: Store;
   metrics: Metrics;
   accepting: () => boolean;
+  liveness: Liveness;
 }): SlackApp {
   const { config, log, store, metrics } = deps;
   const slack: SlackApp = createSlackApp({
@@ -299,6 +325,7 @@ function createSlack(deps: {
           database: () => store.ping(),
           slackConnected: () => slack.connected(),
           accepting: deps.accepting,
+          stalledLoops: () => deps.liveness.stalled(),
         },
       }),
       { path: '/metrics', answer: async () => ({ status: 200, ...(await metrics.scrape()) }) },

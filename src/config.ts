@@ -151,6 +151,10 @@ const EnvSchema = z.object({
         error: 'must be sqlite:PATH or postgres://…',
       }),
   ),
+  DATABASE_TIMEOUT_MS: positiveInt(10_000, {
+    ms: 500,
+    why: 'a healthy database answers well within it, even under load',
+  }),
   POLL_INTERVAL_MS: positiveInt(5000),
   POLL_MAX_INTERVAL_MS: positiveInt(60_000),
   LEASE_MS: positiveInt(30_000, { ms: 1_000, why: 'a poll must fit inside its lease' }),
@@ -232,6 +236,11 @@ export interface Config {
   /** Who may bind a channel to another project (`/agent project <id>`). */
   adminUsers: string[];
   databaseUrl: string;
+  /**
+   * How long PostgreSQL may take to run a statement, to connect, or to hand out a free
+   * connection; background loops give up on a store call after twice this.
+   */
+  databaseTimeoutMs: number;
   poll: { intervalMs: number; maxIntervalMs: number };
   /** How long a replica's claim on shared work lasts before another may take it over. */
   leaseMs: number;
@@ -304,6 +313,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       },
       adminUsers: e.ADMIN_USERS,
       databaseUrl: e.DATABASE_URL,
+      databaseTimeoutMs: e.DATABASE_TIMEOUT_MS,
       poll: { intervalMs: e.POLL_INTERVAL_MS, maxIntervalMs: e.POLL_MAX_INTERVAL_MS },
       leaseMs: e.LEASE_MS,
       digest: { channel: e.DIGEST_CHANNEL, cron: e.DIGEST_CRON, timeZone: e.DIGEST_TIMEZONE },

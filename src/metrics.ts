@@ -8,6 +8,7 @@ import {
   POLL_OUTCOMES,
 } from './jobs/ports.ts';
 import type { Logger } from './log.ts';
+import { within } from './probes.ts';
 import type { SlackMetrics } from './slack/chat.ts';
 
 /** What the gauges read when Prometheus scrapes: shared state, as every replica sees it. */
@@ -24,6 +25,11 @@ export interface Metrics extends JobMetrics, ApiMetrics, SlackMetrics {
 
 /** Poll lag in seconds: a healthy poller runs within a loop tick; minutes mean it fell behind. */
 const LAG_BUCKETS_S = [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300];
+/**
+ * How long a scrape waits for each gauge's database read: a scrape must answer within
+ * Prometheus's own timeout (10 s by default) even when the database does not.
+ */
+export const GAUGE_READ_TIMEOUT_MS = 1_000;
 /** Slack error codes are snake_case words; anything else (an exception's message) is not a label. */
 const SLACK_CODE = /^[a-z0-9_]{1,64}$/;
 
@@ -110,16 +116,25 @@ function countersIn(registers: Registry[]) {
 }
 
 /**
- * Gauges read from the database at scrape time. A read that fails leaves NaN and a log
- * line: an honest "unknown", where a zero would claim an empty outbox or a spent budget.
+ * Gauges read from the database at scrape time. A read that fails or does not answer
+ * within GAUGE_READ_TIMEOUT_MS leaves NaN and a log line: an honest "unknown", where a zero
+ * would claim an empty outbox or a spent budget.
  */
 function scrapeTimeGauges(registers: Registry[], sources: MetricsSources): void {
   const { budgets, log } = sources;
-  const read = (gauge: string, value: () => Promise<number>) =>
-    value().catch((err: unknown) => {
+  const read = async (gauge: string, value: () => Promise<number>) => {
+    try {
+      const v = await within(GAUGE_READ_TIMEOUT_MS, value());
+      if (v !== undefined) return v;
+      log.warn(
+        { gauge, timeoutMs: GAUGE_READ_TIMEOUT_MS, component: 'metrics' },
+        'metrics.read_timeout',
+      );
+    } catch (err) {
       log.warn({ err, gauge, component: 'metrics' }, 'metrics.read_failed');
-      return NaN;
-    });
+    }
+    return NaN;
+  };
   new Gauge({
     name: 'docs_agent_outbox_depth',
     help: 'Announcements recorded and not yet posted to Slack',

@@ -19,6 +19,8 @@ export interface ReadinessChecks {
   slackConnected: () => boolean;
   /** False from the moment a shutdown begins. */
   accepting: () => boolean;
+  /** Background loops whose database calls have gone unanswered too long (src/liveness.ts). */
+  stalledLoops: () => string[];
 }
 
 /**
@@ -47,10 +49,12 @@ export function probeEndpoints(opts: {
 
   async function readyz(): Promise<Answer> {
     const db = await databaseCheck(checks.database);
+    const stalled = checks.stalledLoops();
     const state = {
       database: db.state,
       slack: checks.slackConnected() ? 'ok' : 'disconnected',
       accepting: checks.accepting() ? 'ok' : 'shutting_down',
+      loops: stalled.length === 0 ? 'ok' : `stalled: ${stalled.join(', ')}`,
     };
     const failed = Object.entries(state)
       .filter(([, v]) => v !== 'ok')
@@ -79,14 +83,25 @@ export function probeEndpoints(opts: {
 async function databaseCheck(
   ping: () => Promise<void>,
 ): Promise<{ state: 'ok' | 'timeout' | 'unreachable'; err?: unknown }> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<'timeout'>((resolve) => {
-    timer = setTimeout(() => resolve('timeout'), DATABASE_TIMEOUT_MS);
-  });
   try {
-    return { state: await Promise.race([ping().then(() => 'ok' as const), timeout]) };
+    const answered = await within(
+      DATABASE_TIMEOUT_MS,
+      ping().then(() => true),
+    );
+    return { state: answered ? 'ok' : 'timeout' };
   } catch (err) {
     return { state: 'unreachable', err };
+  }
+}
+
+/** `work`'s value, or undefined if it has not settled within `ms` (it is not cancelled). */
+export async function within<T>(ms: number, work: Promise<T>): Promise<T | undefined> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<undefined>((resolve) => {
+    timer = setTimeout(() => resolve(undefined), ms);
+  });
+  try {
+    return await Promise.race([work, late]);
   } finally {
     clearTimeout(timer);
   }

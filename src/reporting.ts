@@ -54,11 +54,13 @@ export function createReporting(deps: {
   function startWeeklyDigest(
     owner: string,
     opts: { staleClaimMs?: number; retryMs?: number; catchUpMs?: number } = {},
+    /** The digest's own store: a background loop's, bounded by a deadline. */
+    loopStore: Store = store,
   ): (() => void) | undefined {
     const channelId = config.digest.channel;
     if (!channelId) return undefined;
     const digest = startDigest({
-      store,
+      store: loopStore,
       log,
       owner,
       channelId,

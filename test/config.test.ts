@@ -133,6 +133,17 @@ describe('loadConfig', () => {
     ]);
   });
 
+  it('reads DATABASE_TIMEOUT_MS with a 10 s default and refuses one too short to be safe', () => {
+    const r = loadConfig(valid);
+    expect(r.ok && r.config.databaseTimeoutMs).toBe(10_000);
+    const set = loadConfig({ ...valid, DATABASE_TIMEOUT_MS: '2500' });
+    expect(set.ok && set.config.databaseTimeoutMs).toBe(2_500);
+    const short = loadConfig({ ...valid, DATABASE_TIMEOUT_MS: '100' });
+    expect(short.ok ? [] : short.problems).toEqual([
+      'DATABASE_TIMEOUT_MS must be at least 500 (a healthy database answers well within it, even under load)',
+    ]);
+  });
+
   it('reads per-project keys and admins as comma-separated lists, never echoing a key', () => {
     const r = loadConfig({
       ...valid,

@@ -39,6 +39,21 @@ describe('metrics', () => {
     expect([code('message_not_found'), code('other')]).toEqual([1, 1]);
   });
 
+  it('answers a scrape when the database does not: the gauges it would read are NaN', async () => {
+    const mem = memoryLogger();
+    const never = () => new Promise<number>(() => {});
+    const m = createMetrics({
+      outboxDepth: never,
+      budgets: { agent: { remaining: never }, analytics: { remaining: async () => 9 } },
+      log: mem.log,
+    });
+    const s = await read(m);
+    expect(sampleValue(s, 'docs_agent_outbox_depth')).toBeNaN();
+    expect(sampleValue(s, 'docs_agent_budget_remaining', { budget: 'agent' })).toBeNaN();
+    expect(sampleValue(s, 'docs_agent_budget_remaining', { budget: 'analytics' })).toBe(9);
+    expect(mem.lines().filter((l) => l.msg === 'metrics.read_timeout')).toHaveLength(2);
+  });
+
   it('gives every bot its own registry', async () => {
     const a = createMetrics(sources(3));
     const b = createMetrics(sources(5));

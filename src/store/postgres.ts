@@ -1,15 +1,14 @@
 import { Kysely, PostgresDialect, sql } from 'kysely';
-import pg from 'pg';
 import type { Logger } from '../log.ts';
 import type { Engine } from './engine.ts';
 import { migrate, SchemaTooNew } from './migrate.ts';
+import { createBoundedPool } from './pg-pool.ts';
 import type { Database } from './schema.ts';
 import { createStore } from './store.ts';
 import type { Store } from './types.ts';
 
 /** Any fixed number will do: it only has to be the same for every replica of this bot. */
 const MIGRATION_LOCK = 0x646f6373; // "docs"
-const INT8_OID = 20;
 /** PostgreSQL's SQLSTATE for unique_violation. */
 const UNIQUE_VIOLATION = '23505';
 
@@ -17,7 +16,14 @@ export interface PostgresOptions {
   log: Logger;
   /** Connections per replica. */
   poolSize?: number;
+  /** DATABASE_TIMEOUT_MS (src/store/pg-pool.ts says what it bounds). */
+  timeoutMs?: number;
 }
+
+/** DATABASE_TIMEOUT_MS's default. */
+export const DEFAULT_DATABASE_TIMEOUT_MS = 10_000;
+/** How long a close waits for connections to say goodbye before it cuts them. */
+const CLOSE_WAIT_MS = 2_000;
 
 /**
  * The engine for several replicas: every replica opens a pool on the same database.
@@ -25,21 +31,12 @@ export interface PostgresOptions {
  * once, one after the other.
  */
 export async function openPostgresStore(url: string, opts: PostgresOptions): Promise<Store> {
-  const pool = new pg.Pool({
-    connectionString: url,
+  const bounded = createBoundedPool(url, {
+    log: opts.log,
     max: opts.poolSize ?? 10,
-    connectionTimeoutMillis: 10_000,
-    // Epoch milliseconds are BIGINT; every one we store fits a double exactly.
-    types: {
-      getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
-        oid === INT8_OID
-          ? (v: string) => Number(v)
-          : pg.types.getTypeParser(oid, format)) as typeof pg.types.getTypeParser,
-    },
+    timeoutMs: opts.timeoutMs ?? DEFAULT_DATABASE_TIMEOUT_MS,
   });
-  // An idle connection that dies (server restart, network) is replaced on next use; without
-  // a listener the pool's 'error' event would end the process.
-  pool.on('error', (err) => opts.log.warn({ err, component: 'store' }, 'store.connection_lost'));
+  const pool = bounded.pool;
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
 
   const engine: Engine = {
@@ -63,7 +60,12 @@ export async function openPostgresStore(url: string, opts: PostgresOptions): Pro
       }>`select (extract(epoch from clock_timestamp()) * 1000)::text as t`.execute(db);
       return Number(rows[0]?.t);
     },
-    close: () => db.destroy(),
+    // Kysely's destroy waits for every connection's goodbye, which a server that stopped
+    // answering never sends: the pool is ended here, bounded, and Kysely has nothing left.
+    close: async () => {
+      await bounded.end(CLOSE_WAIT_MS);
+      await db.destroy().catch(() => {});
+    },
   };
 
   try {
@@ -77,7 +79,7 @@ export async function openPostgresStore(url: string, opts: PostgresOptions): Pro
       lockHolder.release();
     }
   } catch (err) {
-    await db.destroy();
+    await engine.close();
     if (err instanceof SchemaTooNew) throw err;
     throw new Error(`could not open the PostgreSQL database: ${describe(err)}`);
   }

@@ -190,8 +190,8 @@ export class Harness {
       updateLimit: { perMinute: 6_000, burst: 50 },
       followUpGraceMs: 300,
       troubleAfterMs: 1_000,
-      openStore: async (url, log) => {
-        const store = await openStore(url, log);
+      openStore: async (url, log, o) => {
+        const store = await openStore(url, log, o);
         onStore(store);
         return store;
       },

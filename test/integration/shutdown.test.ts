@@ -67,7 +67,7 @@ describe('readiness', () => {
         status: 'ready',
         mode: 'http',
         failed: [],
-        checks: { database: 'ok', slack: 'ok', accepting: 'ok' },
+        checks: { database: 'ok', slack: 'ok', accepting: 'ok', loops: 'ok' },
       },
     });
     expect(await getJson('/healthz')).toEqual({
