@@ -1,0 +1,381 @@
+/**
+ * Benchmark of `/agent` in bursts, against the bot as `npm start` runs it (a child process,
+ * HTTP mode, a fresh SQLite file per scenario) with FakeSlack and the API emulator in this
+ * process, the load generator playing Slack (signed slash commands, each with a
+ * response_url of its own):
+ *
+ * - a burst of 40 `/agent` over 4 channels, all sent at once: the time from sending each
+ *   command to the first answer its sender can see (text in the ack, a response_url or
+ *   ephemeral answer, or the root message of its job in the channel, whichever comes
+ *   first); and `/agent status`, sent once the 40 are acked, to its answer;
+ * - 200 `/agent` at once for the project's 100 agent-budget slots: for the commands whose
+ *   job was never created (refused), how many public root messages were posted, and how
+ *   long each person waited to be told (a private answer, or the root edited to say so).
+ *
+ * "Seen" is when FakeSlack received the call (it takes effect then; its latency delays only
+ * the answer to the bot). It prints numbers; nothing here asserts a time.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { ApiEmulator } from '../test/fakes/api-emulator.ts';
+import type { LatencyProfile } from '../test/fakes/latency.ts';
+import { FakeSlack } from '../test/fakes/slack.ts';
+import { sleep } from '../test/helpers/net.ts';
+import { slashCommand } from '../test/helpers/slack-requests.ts';
+import {
+  type BotProcess,
+  botEnv,
+  postCommand,
+  startBotProcess,
+  stopBotProcess,
+} from './bot-process.ts';
+import {
+  type BenchOptions,
+  type BenchResult,
+  log,
+  type Metric,
+  PROJECT,
+  percentile,
+  SECRETS,
+} from './measure.ts';
+
+const CHANNELS = 4;
+const BURST = 40;
+const OVERBOOKED = 200;
+/** The bot's agent budget (AGENT_USES_PER_HOUR) on a fresh database. */
+const SLOTS = 100;
+const WARM_UP = 2;
+/**
+ * How long a scenario waits for answers. A refusal not told by then counts as told at the
+ * wait (a lower bound) and as not told. Far above the targets: today a refusal whose root
+ * was posted is told by the root's edit, queued behind every other root edit at Slack's
+ * Tier 3 pace (about two minutes for 100), which the quick run does not wait out.
+ */
+const WAIT_MS = { quick: 30_000, full: 150_000 };
+const TARGETS = { firstP50: 300, firstMax: 1_500, status: 300, told: 1_000 };
+
+interface World {
+  slack: FakeSlack;
+  api: ApiEmulator;
+  bot: BotProcess;
+  seen: Seen;
+  waitMs: number;
+}
+
+/** One command: who sent it, where its answers go, and when it was sent (this clock, ms). */
+interface Cmd {
+  token: string;
+  text: string;
+  channel: string;
+  user: string;
+  responseId: string;
+  sentAt: number;
+}
+
+const ok = (response: unknown) => (response as { ok?: unknown } | null)?.ok === true;
+const TOKEN = /burst[A-Z]\d{3}|status[A-Z]/;
+
+/**
+ * What each sender has seen so far, read from FakeSlack's recordings as they grow: the first
+ * answer of any kind, the first that told them the command was refused, and root posts.
+ */
+class Seen {
+  readonly first = new Map<string, number>();
+  readonly told = new Map<string, number>();
+  readonly roots = new Map<string, number>();
+  private readonly rootTs = new Map<string, string>();
+  private readonly byResponse = new Map<string, string>();
+  private readonly byUser = new Map<string, string>();
+  private calls = 0;
+  private responses = 0;
+
+  private readonly slack: FakeSlack;
+
+  constructor(slack: FakeSlack) {
+    this.slack = slack;
+  }
+
+  expect(cmd: Cmd): void {
+    this.byResponse.set(cmd.responseId, cmd.token);
+    this.byUser.set(`${cmd.channel}/${cmd.user}`, cmd.token);
+  }
+
+  /** An ack with text (usage, "busy") is an answer, and a refusal. */
+  ack(token: string, at: number): void {
+    this.see(this.first, token, at);
+    this.see(this.told, token, at);
+  }
+
+  update(): void {
+    for (; this.responses < this.slack.responses.length; this.responses++) {
+      const r = this.slack.responses[this.responses]!;
+      const token = this.byResponse.get(r.id);
+      if (token && r.status === 200) this.answered(token, r.at);
+    }
+    for (; this.calls < this.slack.calls.length; this.calls++) {
+      const c = this.slack.calls[this.calls]!;
+      if (c.status !== 200 || !ok(c.response)) continue;
+      const { args } = c;
+      if (c.method === 'chat.postEphemeral') {
+        const token = this.byUser.get(`${args.channel}/${args.user}`);
+        if (token) this.answered(token, c.at);
+      } else if (c.method === 'chat.postMessage' && !args.thread_ts) {
+        const token = TOKEN.exec(JSON.stringify(args))?.[0];
+        if (!token) continue;
+        this.see(this.first, token, c.at);
+        this.see(this.roots, token, c.at);
+        const ts = (c.response as { ts?: string }).ts;
+        if (ts) this.rootTs.set(ts, token);
+      } else if (c.method === 'chat.update') {
+        const token = this.rootTs.get(String(args.ts));
+        if (token && /budget/i.test(JSON.stringify(args))) this.see(this.told, token, c.at);
+      }
+    }
+  }
+
+  /** A private answer: the first thing seen if nothing was, and (for a refused one) the refusal. */
+  private answered(token: string, at: number): void {
+    this.see(this.first, token, at);
+    this.see(this.told, token, at);
+  }
+
+  private see(map: Map<string, number>, token: string, at: number): void {
+    const was = map.get(token);
+    if (was === undefined || at < was) map.set(token, at);
+  }
+}
+
+async function startWorld(
+  latency: LatencyProfile,
+  dir: string,
+  name: string,
+  waitMs: number,
+): Promise<World> {
+  const slack = await FakeSlack.start();
+  const api = await ApiEmulator.start({ apiKey: SECRETS.apiKey, projectId: PROJECT });
+  slack.useLatency(latency);
+  api.useLatency(latency);
+  try {
+    const bot = await startBotProcess({
+      env: (port) =>
+        botEnv({
+          slackUrl: slack.url,
+          apiUrl: api.url,
+          port,
+          databaseUrl: `sqlite:${join(dir, `${name}.sqlite`)}`,
+        }),
+    });
+    return { slack, api, bot, seen: new Seen(slack), waitMs };
+  } catch (err) {
+    await slack.close();
+    await api.close();
+    throw err;
+  }
+}
+
+async function stopWorld(w: World): Promise<void> {
+  try {
+    await stopBotProcess(w.bot.child);
+  } finally {
+    await w.slack.close();
+    await w.api.close();
+  }
+}
+
+function command(w: World, token: string, channel: string, user: string, text: string): Cmd {
+  const cmd: Cmd = { token, text, channel, user, responseId: `r-${token}`, sentAt: 0 };
+  w.seen.expect(cmd);
+  return cmd;
+}
+
+const jobCommand = (w: World, scenario: string, i: number) => {
+  const token = `burst${scenario}${String(i).padStart(3, '0')}`;
+  const channel = `C${scenario}${(i % CHANNELS) + 1}`;
+  return command(w, token, channel, `U${token}`, `${token}: document setting ${i} in the FAQ`);
+};
+
+/** Sends as Slack does (signed, with the command's response_url); an ack with text counts. */
+async function send(w: World, cmd: Cmd): Promise<void> {
+  const fields = slashCommand({
+    text: cmd.text,
+    response_url: w.slack.responseUrl(cmd.responseId),
+    channel_id: cmd.channel,
+    user_id: cmd.user,
+  });
+  cmd.sentAt = Date.now();
+  const { status, text } = await postCommand(w.bot.eventsUrl, fields);
+  if (status !== 200) throw new Error(`${cmd.token}: the ack answered ${status}`);
+  if (text.trim() !== '') w.seen.ack(cmd.token, Date.now());
+}
+
+/** Waits until `done` holds (reading new recordings every 20 ms) or `waitMs` pass. */
+async function until(w: World, done: () => boolean): Promise<void> {
+  const deadline = Date.now() + w.waitMs;
+  for (;;) {
+    w.seen.update();
+    if (done() || Date.now() > deadline) return;
+    await sleep(20);
+  }
+}
+
+interface BurstFigures {
+  firstMs: number[];
+  /** Commands whose sender saw nothing within WAIT_MS. */
+  unseen: number;
+  statusMs: number;
+  /** How the first answers came: root posts and private answers. */
+  byRoot: number;
+}
+
+async function burstScenario(w: World): Promise<BurstFigures> {
+  // Warm-up: two jobs in a channel of their own, started and created before the burst.
+  const warm = Array.from({ length: WARM_UP }, (_, i) => {
+    const token = `burstW${String(i).padStart(3, '0')}`;
+    return command(w, token, 'CW', `UW${i}`, `${token}: warm up`);
+  });
+  await Promise.all(warm.map((c) => send(w, c)));
+  await until(w, () => w.api.createdJobs().length >= WARM_UP);
+
+  const cmds = Array.from({ length: BURST }, (_, i) => jobCommand(w, 'A', i));
+  const status = command(w, 'statusA', 'CA1', 'USTATUS', 'status');
+  await Promise.all(cmds.map((c) => send(w, c)));
+  await send(w, status); // the 40 are acked and being worked through
+  const all = [...cmds, status];
+  await until(w, () => all.every((c) => w.seen.first.has(c.token)));
+  const firstMs = cmds
+    .filter((c) => w.seen.first.has(c.token))
+    .map((c) => w.seen.first.get(c.token)! - c.sentAt);
+  const byRoot = cmds.filter((c) => w.seen.roots.get(c.token) === w.seen.first.get(c.token));
+  const statusAt = w.seen.first.get(status.token);
+  return {
+    firstMs,
+    unseen: BURST - firstMs.length,
+    statusMs: statusAt === undefined ? Number.NaN : statusAt - status.sentAt,
+    byRoot: byRoot.length,
+  };
+}
+
+interface OverbookedFigures {
+  created: number;
+  refused: number;
+  /** Public root messages posted for refused commands. */
+  refusedRoots: number;
+  toldMs: number[];
+  neverTold: number;
+}
+
+async function overbookedScenario(w: World): Promise<OverbookedFigures> {
+  const cmds = Array.from({ length: OVERBOOKED }, (_, i) => jobCommand(w, 'B', i));
+  const created = () => {
+    const prompts = w.api.createdJobs().map((j) => TOKEN.exec(j.messages[0] ?? '')?.[0]);
+    return new Set(prompts.filter((t) => t !== undefined));
+  };
+  await Promise.all(cmds.map((c) => send(w, c)));
+  // Settled: each command has its job, or its sender was told it was refused.
+  await until(w, () => {
+    const jobs = created();
+    return cmds.every((c) => jobs.has(c.token) || w.seen.told.has(c.token));
+  });
+  const jobs = created();
+  const refused = cmds.filter((c) => !jobs.has(c.token));
+  const told = refused.filter((c) => w.seen.told.has(c.token));
+  return {
+    created: jobs.size,
+    refused: refused.length,
+    refusedRoots: refused.filter((c) => w.seen.roots.has(c.token)).length,
+    // Not told within the wait: counted as the wait, a lower bound.
+    toldMs: refused.map((c) => (w.seen.told.get(c.token) ?? c.sentAt + w.waitMs) - c.sentAt),
+    neverTold: refused.length - told.length,
+  };
+}
+
+async function oneRound(latency: LatencyProfile, dir: string, round: number, waitMs: number) {
+  const a = await startWorld(latency, dir, `burst-${round}`, waitMs);
+  let burst: BurstFigures;
+  try {
+    burst = await burstScenario(a);
+  } finally {
+    await stopWorld(a);
+  }
+  const b = await startWorld(latency, dir, `overbooked-${round}`, waitMs);
+  try {
+    return { burst, overbooked: await overbookedScenario(b) };
+  } finally {
+    await stopWorld(b);
+  }
+}
+
+export async function benchBurst(o: BenchOptions): Promise<BenchResult> {
+  const rounds = o.quick ? 1 : 2;
+  const waitMs = o.quick ? WAIT_MS.quick : WAIT_MS.full;
+  const dir = mkdtempSync(join(tmpdir(), 'bench-burst-'));
+  const fig: Record<string, number[]> = {};
+  const add = (k: string, v: number) => {
+    fig[k] = [...(fig[k] ?? []), v];
+  };
+  const runsMs: number[] = [];
+  try {
+    for (let round = 0; round < rounds; round++) {
+      const started = performance.now();
+      const { burst: b, overbooked: ob } = await oneRound(o.latency, dir, round, waitMs);
+      runsMs.push(performance.now() - started);
+      const p50 = percentile(b.firstMs, 50);
+      const max = Math.max(...b.firstMs);
+      const toldP50 = percentile(ob.toldMs, 50);
+      const toldMax = ob.toldMs.length ? Math.max(...ob.toldMs) : Number.NaN;
+      add('p50', p50);
+      add('max', max);
+      add('status', b.statusMs);
+      add('unseen', b.unseen);
+      add('byRoot', b.byRoot);
+      add('refused', ob.refused);
+      add('refusedRoots', ob.refusedRoots);
+      add('toldP50', toldP50);
+      add('toldMax', toldMax);
+      add('neverTold', ob.neverTold);
+      log(
+        `burst ${o.latency.name} round ${round + 1}/${rounds}: 40 /agent first answer p50 ${p50.toFixed(0)} ms, ` +
+          `max ${max.toFixed(0)} ms (${b.byRoot} first seen as the root post, ${b.unseen} unseen); ` +
+          `status ${b.statusMs.toFixed(0)} ms; 200 for ${SLOTS} slots: ${ob.created} created, ` +
+          `${ob.refused} refused, ${ob.refusedRoots} of them with a public root, told p50 ` +
+          `${toldP50.toFixed(0)} / max ${toldMax.toFixed(0)} ms, ${ob.neverTold} never told`,
+      );
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+  const m = (key: string, name: string, unit: string, target?: string): Metric => ({
+    name,
+    unit,
+    runs: fig[key] ?? [],
+    ...(target ? { target } : {}),
+  });
+  return {
+    name: 'burst',
+    runsMs,
+    peakRssMb: 0,
+    peakHeapMb: 0,
+    notes: [
+      `${BURST} /agent at once over ${CHANNELS} channels (after ${WARM_UP} warm-up jobs), then /agent status; ` +
+        `then, on a fresh bot, ${OVERBOOKED} /agent at once for its ${SLOTS} budget slots`,
+      'the bot as `npm start` runs it (child process, HTTP, fresh SQLite file per scenario); fakes and sender in this process',
+      'answer seen: text in the ack, a response_url / ephemeral answer, or the root post; refused: told privately or by the root edit',
+      `a refusal not told within ${waitMs / 1000} s counts as ${waitMs / 1000} s (a lower bound)`,
+      `${rounds} round(s); wall time: both scenarios, bot starts and stops included`,
+    ],
+    stats: {},
+    metrics: [
+      m('p50', '40 /agent: first answer p50', 'ms', `≤ ${TARGETS.firstP50} ms`),
+      m('max', '40 /agent: first answer max', 'ms', `≤ ${TARGETS.firstMax} ms`),
+      m('byRoot', '40 /agent: first seen as the root post', 'cmds'),
+      m('unseen', `40 /agent: nothing seen in ${waitMs / 1000} s`, 'cmds', '0'),
+      m('status', '/agent status during the burst', 'ms', `≤ ${TARGETS.status} ms`),
+      m('refused', `${OVERBOOKED} for ${SLOTS} slots: refused`, 'cmds', `${OVERBOOKED - SLOTS}`),
+      m('refusedRoots', 'refused: public root posts', 'roots', '0'),
+      m('toldP50', 'refused: told p50', 'ms', `≤ ${TARGETS.told} ms`),
+      m('toldMax', 'refused: told max', 'ms', `≤ ${TARGETS.told} ms`),
+      m('neverTold', `refused: not told in ${waitMs / 1000} s`, 'cmds', '0'),
+    ],
+  };
+}
