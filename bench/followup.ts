@@ -2,8 +2,9 @@
  * Benchmark of a thread reply becoming a follow-up: the time from Slack sending the `message`
  * event (a signed event_callback over HTTP, or an envelope over Socket Mode) to the
  * `POST …/job/{id}/message` reaching the API emulator. The real bot (config → startBot) on a
- * fresh SQLite file per run, with FakeSlack and the emulator in this process. It prints
- * numbers; nothing here asserts a time.
+ * fresh SQLite file per run, with FakeSlack and the emulator in this process, answering at
+ * the run's latency profile (at realistic latency a follow-up POST takes 1 s to answer, so
+ * replies queue behind each other). It prints numbers; nothing here asserts a time.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';

@@ -6,7 +6,8 @@
  * Socket Mode server), a second serves the fake Slack Web API and the agent API emulator,
  * the third is the app under test: the bot as `npm start` runs it (real Bolt, real SQLite
  * file), or the bare Bolt app. The two apps take turns, in alternating order, so drift on a
- * shared machine falls on both.
+ * shared machine falls on both. The fakes answer at the run's latency profile; at realistic
+ * latency a Socket Mode envelope takes 50 ms to reach either app, included in its ack time.
  */
 import { type ChildProcess, fork } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
