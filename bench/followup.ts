@@ -166,7 +166,8 @@ async function startJobs(rig: Rig, n: number): Promise<string[]> {
   const rootTs = roots().map((m) => m.ts);
   for (const ts of rootTs) {
     await eventually(
-      async () => (await rig.store.findThread(SLACK_IDS.team, CHANNEL, ts))?.jobId,
+      // `|| false`: jobId is null until the create answers, and `eventually` takes null as done.
+      async () => (await rig.store.findThread(SLACK_IDS.team, CHANNEL, ts))?.jobId || false,
       `the job of thread ${ts}`,
       WAIT_MS,
     );
