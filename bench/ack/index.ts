@@ -189,7 +189,9 @@ async function runPair(
       out[target] = await drive(sizes.n, sizes.concurrency, (i) => send(offset + i));
       if (target === 'bot') out.busy = busy;
     } finally {
-      await stopBotProcess(app.child);
+      // Not measured: at realistic latency the bot would spend its shutdown bound finishing
+      // the starts it queued, so it gets 3 s (a fresh database each start).
+      await stopBotProcess(app.child, 3_000);
     }
   }
   return out as Pair;
