@@ -54,10 +54,10 @@ const WARM_UP = 2;
 const WAIT_MS = 120_000;
 /**
  * How long after sending the 200 commands their refusals are waited for, and at least half
- * as long again once the 100 jobs are created. One not told by then counts as told when the wait ended (a lower
- * bound) and as not told. Far above the target: today a refusal whose root was posted is
- * told by the root's edit, queued behind every other root edit at Slack's Tier 3 pace
- * (about two minutes for 100), which neither run waits out.
+ * as long again once the 100 jobs are created. One not told by then counts as told when
+ * the wait ended (a lower bound) and as not told. Far above the target: today a refusal
+ * whose root was posted is told by the root's edit, queued behind every other root edit at
+ * Slack's Tier 3 pace (about two minutes for 100), which neither run waits out.
  */
 const TOLD_WAIT_MS = { quick: 10_000, full: 60_000 };
 const TARGETS = { firstP50: 300, firstMax: 1_500, status: 300, told: 1_000 };
