@@ -2,8 +2,9 @@
  * Benchmark of a thread reply becoming a follow-up: the time from Slack sending the `message`
  * event (a signed event_callback over HTTP, or an envelope over Socket Mode) to the
  * `POST …/job/{id}/message` reaching the API emulator. The real bot (config → startBot) on a
- * fresh SQLite file per run, with FakeSlack and the emulator in this process. It prints
- * numbers; nothing here asserts a time.
+ * fresh SQLite file per run, with FakeSlack and the emulator in this process, answering at
+ * the run's latency profile (at realistic latency a follow-up POST takes 1 s to answer, so
+ * replies queue behind each other). It prints numbers; nothing here asserts a time.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -14,6 +15,7 @@ import { loadConfig } from '../src/config.ts';
 import { openStore } from '../src/store/open.ts';
 import type { Store } from '../src/store/types.ts';
 import { ApiEmulator } from '../test/fakes/api-emulator.ts';
+import type { LatencyProfile } from '../test/fakes/latency.ts';
 import { FakeSlack, SLACK_IDS } from '../test/fakes/slack.ts';
 import { FakeSocketMode } from '../test/fakes/socket-mode.ts';
 import { eventually, freePort } from '../test/helpers/net.ts';
@@ -38,6 +40,8 @@ import {
 const CHANNEL = 'C0001';
 const USER = 'U0001';
 const TARGET_P99_MS = 50;
+/** Far above what a run takes, also at realistic latency (a follow-up POST takes 1 s there). */
+const WAIT_MS = 120_000;
 
 type Mode = 'http' | 'socket';
 
@@ -77,10 +81,13 @@ interface Rig {
  * Production settings (polling, lease, pacing, retries, log level info) except where the
  * fakes are; the log lines are formatted as in production and then dropped.
  */
-async function startRig(mode: Mode, dir: string): Promise<Rig> {
+async function startRig(mode: Mode, dir: string, latency: LatencyProfile): Promise<Rig> {
   const socket = mode === 'socket' ? await FakeSocketMode.start() : undefined;
   const slack = await FakeSlack.start(socket ? { socketMode: socket } : {});
   const api = await ApiEmulator.start({ apiKey: SECRETS.apiKey, projectId: PROJECT });
+  socket?.useLatency(latency);
+  slack.useLatency(latency);
+  api.useLatency(latency);
   const port = await freePort();
   const problems: string[] = [];
   let store: Store | undefined;
@@ -155,13 +162,14 @@ async function startJobs(rig: Rig, n: number): Promise<string[]> {
   }
   const roots = () =>
     rig.slack.history(CHANNEL).filter((m) => m.user === SLACK_IDS.botUser && !m.thread_ts);
-  await eventually(() => roots().length >= n, `${n} root messages`, 10_000);
+  await eventually(() => roots().length >= n, `${n} root messages`, WAIT_MS);
   const rootTs = roots().map((m) => m.ts);
   for (const ts of rootTs) {
     await eventually(
-      async () => (await rig.store.findThread(SLACK_IDS.team, CHANNEL, ts))?.jobId,
+      // `|| false`: jobId is null until the create answers, and `eventually` takes null as done.
+      async () => (await rig.store.findThread(SLACK_IDS.team, CHANNEL, ts))?.jobId || false,
       `the job of thread ${ts}`,
-      10_000,
+      WAIT_MS,
     );
   }
   return rootTs;
@@ -194,12 +202,17 @@ interface RunResult {
 
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, Math.max(0, ms)));
 
-async function oneRun(mode: Mode, shape: Shape, run: number): Promise<RunResult> {
+async function oneRun(
+  mode: Mode,
+  shape: Shape,
+  run: number,
+  latency: LatencyProfile,
+): Promise<RunResult> {
   if (shape.jobs + shape.warmup + shape.replies > AGENT_USES_PER_HOUR)
     throw new Error(`a run needs more than the bot's ${AGENT_USES_PER_HOUR} agent uses an hour`);
   const dir = mkdtempSync(join(tmpdir(), 'bench-followup-'));
   try {
-    const rig = await startRig(mode, dir);
+    const rig = await startRig(mode, dir, latency);
     try {
       const threads = await startJobs(rig, shape.jobs);
       return await sendReplies(rig, threads, shape, run);
@@ -248,7 +261,7 @@ async function sendReplies(
       const text = `warm-up ${run}.${i}`;
       followUps.sent(text, performance.now());
       await rig.deliver('event', reply(rig, thread(i), text));
-      await eventually(() => followUps.arrived(text), `warm-up reply ${i}`, 10_000);
+      await eventually(() => followUps.arrived(text), `warm-up reply ${i}`, WAIT_MS);
     }
     const texts: string[] = [];
     const ackMs: number[] = [];
@@ -270,7 +283,7 @@ async function sendReplies(
     await eventually(
       () => texts.every(followUps.arrived),
       `${shape.replies} follow-ups at the emulator`,
-      15_000,
+      WAIT_MS,
     );
     const mem = probe.stop();
     loop.disable();
@@ -298,7 +311,7 @@ export async function benchFollowUp(o: BenchOptions): Promise<BenchResult> {
   // Interleaved, so that a drift of the machine over the benchmark touches both modes alike.
   for (let run = 0; run < shape.runs; run++) {
     for (const mode of modes) {
-      const r = await oneRun(mode, shape, run);
+      const r = await oneRun(mode, shape, run, o.latency);
       results[mode].push(r);
       log(
         `followup ${mode} run ${run + 1}/${shape.runs}: p50 ${percentile(r.latencyMs, 50).toFixed(1)} ms, ` +

@@ -7,10 +7,17 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { GCProfiler } from 'node:v8';
 import { createLogger, type Logger } from '../src/log.ts';
+import type { LatencyProfile } from '../test/fakes/latency.ts';
 
 export interface BenchOptions {
-  /** A smaller version of the benchmark: all of them together in under a minute. */
+  /** A smaller version of the benchmark: all of them together in a minute or two. */
   quick: boolean;
+  /**
+   * The latency the fakes answer with in this run (test/fakes/latency.ts): bench/run.ts runs
+   * each benchmark once per profile it lists for it. The child process a benchmark runs in
+   * also has the profile's name in BENCH_LATENCY, for processes it starts itself.
+   */
+  latency: LatencyProfile;
 }
 
 /** A figure measured once per run; the summary prints its min / median / max. */
@@ -24,6 +31,8 @@ export interface Metric {
 
 export interface BenchResult {
   name: string;
+  /** The profile it ran at; set by bench/run.ts. */
+  latency?: LatencyProfile['name'];
   /** Wall time of each measured run, in order. */
   runsMs: number[];
   /** Largest rise over the post-GC baseline seen in any measured run. */

@@ -167,6 +167,9 @@ export async function benchMemory(o: BenchOptions): Promise<BenchResult> {
   botEntry(); // builds dist/ if stale, as prestart would: out of the measured window
   const slack = await FakeSlack.start();
   const api = await ApiEmulator.start({ apiKey: SECRETS.apiKey, projectId: PROJECT });
+  // At realistic latency more polls are in flight at once, each holding its buffers.
+  slack.useLatency(o.latency);
+  api.useLatency(o.latency);
   const dir = mkdtempSync(join(tmpdir(), 'bench-memory-'));
   const env = (file: string) => ({
     SLACK_BOT_TOKEN: SECRETS.botToken,

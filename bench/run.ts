@@ -1,14 +1,25 @@
 /**
  * `npm run bench`: runs every benchmark, each in a fresh child process (so one benchmark's
- * heap growth is not another's baseline), then prints a summary table and ratios.
+ * heap growth is not another's baseline), once per latency profile it lists, then prints a
+ * summary per profile ("latency: zero", then "latency: realistic (Slack 100 ms, create 1 s,
+ * GET 150 ms)") and the ratios.
  *
- * `npm run bench -- --quick` runs a smaller version of each (under a minute in all);
- * `npm run bench -- --only <name>` runs one benchmark in this process.
+ * `npm run bench -- --quick` runs a smaller version of each (a minute or two in all);
+ * `npm run bench -- --only <name>` runs one benchmark in this process, at each of its
+ * profiles; `--latency zero|realistic` runs only that profile.
+ *
+ * Latency (test/fakes/latency.ts): a benchmark gets its profile as `o.latency` and applies
+ * it to the fakes it starts (`useLatency(o.latency)` on FakeSlack, the API emulator and
+ * FakeSocketMode). Its child process also has the profile's name in the environment as
+ * BENCH_LATENCY (`latencyProfile(process.env.BENCH_LATENCY)`), for processes it forks
+ * itself, e.g. fakes of its own. A benchmark runs at the profiles listed for it below.
  */
 import { fork } from 'node:child_process';
 import { availableParallelism } from 'node:os';
 import { fileURLToPath } from 'node:url';
+import { LATENCY_PROFILES, type LatencyName, latencyProfile } from '../test/fakes/latency.ts';
 import { benchAck } from './ack/index.ts';
+import { benchBurst } from './burst.ts';
 import { benchColdStart } from './coldstart.ts';
 import { benchFollowUp } from './followup.ts';
 import { type BenchOptions, type BenchResult, median } from './measure.ts';
@@ -17,26 +28,46 @@ import { benchNotifier } from './notifier.ts';
 import { benchPoller } from './poller.ts';
 import { benchAggregate, benchEndToEnd } from './report.ts';
 
-const BENCHES: Record<string, (o: BenchOptions) => Promise<BenchResult>> = {
-  ack: (o) => benchAck(o),
-  followup: benchFollowUp,
-  poller: benchPoller,
-  notifier: benchNotifier,
-  coldstart: benchColdStart,
-  memory: benchMemory,
-  'report.end-to-end': (o) => benchEndToEnd(o.quick ? 1 : 3),
-  'report.aggregate': (o) => benchAggregate(o.quick ? 2 : 5),
+interface Bench {
+  run: (o: BenchOptions) => Promise<BenchResult>;
+  latencies: readonly LatencyName[];
+  /** Why it does not run at every profile, printed under the profiles it skips. */
+  why?: string;
+}
+
+const BOTH = ['zero', 'realistic'] as const;
+const BENCHES: Record<string, Bench> = {
+  ack: { run: benchAck, latencies: BOTH },
+  followup: { run: benchFollowUp, latencies: BOTH },
+  burst: { run: benchBurst, latencies: BOTH },
+  // Sets its own API latency (bench/poller.ts) and does not read `o.latency` yet: once it
+  // does, list BOTH here.
+  poller: { run: benchPoller, latencies: ['zero'], why: 'sets its own API latency' },
+  notifier: { run: benchNotifier, latencies: BOTH },
+  coldstart: { run: benchColdStart, latencies: BOTH },
+  memory: { run: benchMemory, latencies: BOTH },
+  'report.end-to-end': { run: benchEndToEnd, latencies: BOTH },
+  'report.aggregate': {
+    run: (o) => benchAggregate(o.quick ? 2 : 5),
+    latencies: ['zero'],
+    why: 'no I/O: the same at any latency',
+  },
 };
 
 const quick = process.argv.includes('--quick');
+const latencyArg = process.argv[process.argv.indexOf('--latency') + 1];
+const onlyLatency = process.argv.includes('--latency')
+  ? latencyProfile(latencyArg ?? '').name
+  : undefined;
 
-function runInChild(name: string): Promise<BenchResult> {
+function runInChild(name: string, latency: LatencyName): Promise<BenchResult> {
   return new Promise((resolve, reject) => {
     const child = fork(
       fileURLToPath(import.meta.url),
-      ['--only', name, ...(quick ? ['--quick'] : [])],
+      ['--only', name, '--latency', latency, ...(quick ? ['--quick'] : [])],
       {
         execArgv: [...process.execArgv.filter((a) => a !== '--expose-gc'), '--expose-gc'],
+        env: { ...process.env, BENCH_LATENCY: latency },
       },
     );
     let result: BenchResult | undefined;
@@ -46,7 +77,7 @@ function runInChild(name: string): Promise<BenchResult> {
     child.on('error', reject);
     child.on('exit', (code, signal) => {
       if (result && code === 0) resolve(result);
-      else reject(new Error(`${name} failed (exit ${signal ?? code})`));
+      else reject(new Error(`${name} (latency ${latency}) failed (exit ${signal ?? code})`));
     });
   });
 }
@@ -138,25 +169,55 @@ function summary(results: BenchResult[]): string {
   return out.join('\n');
 }
 
+/** One table set per profile, each under its label; benchmarks it skips are named. */
+function summaries(results: BenchResult[], names: string[]): string {
+  const out: string[] = [];
+  for (const latency of Object.keys(LATENCY_PROFILES) as LatencyName[]) {
+    if (onlyLatency && latency !== onlyLatency) continue;
+    const at = results.filter((r) => r.latency === latency);
+    const skipped = names
+      .filter((n) => !BENCHES[n]!.latencies.includes(latency))
+      .map((n) => `${n} (${BENCHES[n]!.why ?? 'not listed'})`);
+    if (at.length === 0 && skipped.length === 0) continue;
+    const rule = '='.repeat(LATENCY_PROFILES[latency].label.length + 6);
+    out.push(rule, `== ${LATENCY_PROFILES[latency].label} ==`, rule);
+    if (at.length) out.push(summary(at));
+    if (skipped.length) out.push(`not run at this latency: ${skipped.join('; ')}`);
+    out.push('');
+  }
+  return out.join('\n');
+}
+
+function profilesOf(name: string): LatencyName[] {
+  return BENCHES[name]!.latencies.filter((l) => !onlyLatency || l === onlyLatency);
+}
+
 const onlyAt = process.argv.indexOf('--only');
 if (onlyAt >= 0) {
   const name = process.argv[onlyAt + 1] ?? '';
   const bench = BENCHES[name];
   if (!bench)
     throw new Error(`unknown benchmark ${name}; known: ${Object.keys(BENCHES).join(', ')}`);
-  const result = await bench({ quick });
-  if (process.send) process.send(result, () => process.disconnect());
-  else console.log(summary([result]));
+  const results: BenchResult[] = [];
+  for (const latency of profilesOf(name)) {
+    process.env.BENCH_LATENCY = latency;
+    const result = await bench.run({ quick, latency: latencyProfile(latency) });
+    results.push({ ...result, latency });
+  }
+  if (process.send && results.length === 1) process.send(results[0], () => process.disconnect());
+  else console.log(summaries(results, [name]));
 } else {
   const started = performance.now();
   const results: BenchResult[] = [];
   for (const name of Object.keys(BENCHES)) {
-    process.stderr.write(`${name}\n`);
-    results.push(await runInChild(name));
+    for (const latency of profilesOf(name)) {
+      process.stderr.write(`${name} (latency: ${latency})\n`);
+      results.push({ ...(await runInChild(name, latency)), latency });
+    }
   }
-  console.log(`\n${summary(results)}`);
+  console.log(`\n${summaries(results, Object.keys(BENCHES))}`);
   console.log(
-    `\nnode ${process.version}, ${process.platform}/${process.arch}, ${availableParallelism()} cores` +
+    `node ${process.version}, ${process.platform}/${process.arch}, ${availableParallelism()} cores` +
       `${quick ? ' (--quick)' : ''}; ` +
       `whole run ${((performance.now() - started) / 1000).toFixed(1)} s`,
   );

@@ -6,7 +6,8 @@
  * Socket Mode server), a second serves the fake Slack Web API and the agent API emulator,
  * the third is the app under test: the bot as `npm start` runs it (real Bolt, real SQLite
  * file), or the bare Bolt app. The two apps take turns, in alternating order, so drift on a
- * shared machine falls on both.
+ * shared machine falls on both. The fakes answer at the run's latency profile; at realistic
+ * latency a Socket Mode envelope takes 50 ms to reach either app, included in its ack time.
  */
 import { type ChildProcess, fork } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -14,9 +15,16 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { BUSY_TEXT } from '../../src/slack/listeners/agent-command.ts';
+import type { LatencyName } from '../../test/fakes/latency.ts';
 import { FakeSocketMode } from '../../test/fakes/socket-mode.ts';
-import { freePort } from '../../test/helpers/net.ts';
-import { formEncode, signSlackRequest, slashCommand } from '../../test/helpers/slack-requests.ts';
+import { slashCommand } from '../../test/helpers/slack-requests.ts';
+import {
+  type BotProcess,
+  botEnv,
+  postCommand,
+  startBotProcess,
+  stopBotProcess,
+} from '../bot-process.ts';
 import {
   type BenchOptions,
   type BenchResult,
@@ -54,10 +62,10 @@ function ask<T>(child: ChildProcess, message: unknown): Promise<T> {
   });
 }
 
-async function startFakes(socketUrls: string[]): Promise<Fakes> {
+async function startFakes(socketUrls: string[], latency: LatencyName): Promise<Fakes> {
   const child = fork(here('./fakes-process.ts'), { stdio: ['ignore', 'ignore', 'inherit', 'ipc'] });
   const urls = await ask<{ slackUrl: string; apiUrl: string }>(child, {
-    start: { apiKey: SECRETS.apiKey, projectId: PROJECT, socketUrls },
+    start: { apiKey: SECRETS.apiKey, projectId: PROJECT, socketUrls, latency },
   });
   return {
     child,
@@ -72,52 +80,30 @@ async function startTarget(
   mode: Mode,
   fakes: Fakes,
   dir: string,
-): Promise<{ child: ChildProcess; port: number }> {
-  const port = await freePort();
-  const env: Record<string, string> = {
-    PATH: process.env.PATH ?? '',
-    ...(process.env.EXP_ACK_ONLY ? { EXP_ACK_ONLY: '1' } : {}),
-    SLACK_BOT_TOKEN: SECRETS.botToken,
-    SLACK_SIGNING_SECRET: SECRETS.signingSecret,
-    SLACK_API_URL: fakes.slackUrl,
-    PORT: String(port),
-    MINTLIFY_API_KEY: SECRETS.apiKey,
-    MINTLIFY_PROJECT_ID: PROJECT,
-    MINTLIFY_API_URL: fakes.apiUrl,
-    DATABASE_URL: `sqlite:${join(dir, `bot-${port}.sqlite`)}`,
-    ...(mode === 'socket' ? { SLACK_APP_TOKEN: SECRETS.appToken } : {}),
-  };
-  const script = target === 'bot' ? here('../../src/main.ts') : here('./bare-bolt.ts');
+): Promise<BotProcess> {
   const profile = process.env.BENCH_CPU_PROF && target === 'bot';
-  const child = fork(script, {
-    env,
-    execArgv: [
-      ...(target === 'bot' ? botNodeFlags() : []),
-      ...(profile ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : []),
-    ],
-    stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
+  return startBotProcess({
+    name: target,
+    env: (port) =>
+      botEnv({
+        slackUrl: fakes.slackUrl,
+        apiUrl: fakes.apiUrl,
+        port,
+        databaseUrl: `sqlite:${join(dir, `bot-${port}.sqlite`)}`,
+        socketMode: mode === 'socket',
+        extra: process.env.EXP_ACK_ONLY ? { EXP_ACK_ONLY: '1' } : {},
+      }),
+    ...(target === 'bot' ? {} : { script: here('./bare-bolt.ts') }),
+    ...(profile
+      ? {
+          execArgv: [
+            ...botNodeFlags(),
+            '--cpu-prof',
+            `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`,
+          ],
+        }
+      : {}),
   });
-  const deadline = Date.now() + 15_000;
-  for (;;) {
-    if (child.exitCode !== null) throw new Error(`${target} exited with ${child.exitCode}`);
-    const ok = await fetch(`http://127.0.0.1:${port}/healthz`).then(
-      (r) => r.ok,
-      () => false,
-    );
-    if (ok) break;
-    if (Date.now() > deadline) throw new Error(`${target} did not answer /healthz in 15 s`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-  return { child, port };
-}
-
-async function stopTarget(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null) return;
-  const exited = new Promise((r) => child.once('exit', r));
-  child.kill('SIGTERM');
-  const timer = setTimeout(() => child.kill('SIGKILL'), 15_000);
-  await exited;
-  clearTimeout(timer);
 }
 
 /** `n` commands, `concurrency` at a time; the latency of each, send to ack, in ms. */
@@ -152,17 +138,8 @@ function commandFields(i: number, responseUrl: string): Record<string, string> {
 async function httpSender(port: number, urls: string[]): Promise<(i: number) => Promise<void>> {
   const url = `http://127.0.0.1:${port}/slack/events`;
   return async (i) => {
-    const body = formEncode(commandFields(i, urls[i]!));
-    const res = await fetch(url, {
-      method: 'POST',
-      headers: {
-        'content-type': 'application/x-www-form-urlencoded',
-        ...signSlackRequest(SECRETS.signingSecret, body),
-      },
-      body,
-    });
-    const text = await res.text();
-    if (res.status !== 200) throw new Error(`ack answered ${res.status}`);
+    const { status, text } = await postCommand(url, commandFields(i, urls[i]!));
+    if (status !== 200) throw new Error(`ack answered ${status}`);
     if (text.includes(BUSY_TEXT)) busy++;
   };
 }
@@ -212,7 +189,9 @@ async function runPair(
       out[target] = await drive(sizes.n, sizes.concurrency, (i) => send(offset + i));
       if (target === 'bot') out.busy = busy;
     } finally {
-      await stopTarget(app.child);
+      // Not measured: at realistic latency the bot would spend its shutdown bound finishing
+      // the starts it queued, so it gets 3 s (a fresh database each start).
+      await stopBotProcess(app.child, 3_000);
     }
   }
   return out as Pair;
@@ -224,8 +203,9 @@ export async function benchAck(o: BenchOptions): Promise<BenchResult> {
     : { n: 2_000, warmup: 100, concurrency: 20, rounds: 3 };
   const dir = mkdtempSync(join(tmpdir(), 'bench-ack-'));
   const socket = await FakeSocketMode.start();
+  socket.useLatency(o.latency);
   const tickets = Array.from({ length: 8 * sizes.rounds + 8 }, () => socket.connectionUrl());
-  const fakes = await startFakes(tickets);
+  const fakes = await startFakes(tickets, o.latency.name);
   const metrics: Metric[] = [];
   const notes: string[] = [];
   const started = performance.now();

@@ -1,5 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ApiEmulator, type VisitorRow, type VisitorsTruth } from './api-emulator.ts';
+import { latencyProfile } from './latency.ts';
 
 const KEY = 'mint_test_admin_key';
 const READ_ONLY = 'mint_test_read_only';
@@ -282,6 +283,56 @@ describe('faults', () => {
     const v = await call('GET', VISITORS);
     expect(v.status).toBe(200);
     expect(Array.isArray(v.json?.visitors)).toBe(false);
+  });
+});
+
+describe('latency', () => {
+  it('the realistic profile: create 1 s, get and analytics 150 ms, each ±20 %, recorded', async () => {
+    api.useLatency(latencyProfile('realistic'));
+    const created = await Promise.all(
+      [1, 2, 3].map((i) => call('POST', JOBS, { body: { prompt: `p${i}` } })),
+    );
+    const ids = created.map((c) => c.json?.id);
+    await Promise.all([
+      ...ids.map((id) => call('GET', `${JOBS}/${id}`)),
+      ...ids.map(() => call('GET', VISITORS)),
+      call('GET', `/v1/analytics/${PROJECT}/searches`),
+    ]);
+    const band = (kind: Parameters<ApiEmulator['requestsTo']>[0], lo: number, hi: number) => {
+      const ds = api.requestsTo(kind).map((r) => r.delayMs);
+      expect(ds.length).toBeGreaterThan(0);
+      for (const d of ds) {
+        expect(d).toBeGreaterThanOrEqual(lo);
+        expect(d).toBeLessThanOrEqual(hi);
+      }
+      return ds;
+    };
+    expect(new Set(band('create', 800, 1_200)).size).toBeGreaterThan(1);
+    band('get', 120, 180);
+    band('visitors', 120, 180);
+    band('searches', 120, 180);
+    // A request answered late was recorded on arrival and answered after its delay.
+    const [first] = api.requestsTo('create');
+    expect(first!.answeredAt! - first!.at).toBeGreaterThanOrEqual(first!.delayMs - 1);
+  });
+
+  it('a slow kind answers after a fast one sent later; zero turns it off', async () => {
+    api.setLatency('create', { ms: 300, jitter: 0.2 });
+    const order: string[] = [];
+    const slow = call('POST', JOBS, { body: { prompt: 'slow' } }).then(() => order.push('create'));
+    await new Promise<void>((resolve) => {
+      const stop = api.onRequest(() => {
+        stop();
+        resolve();
+      });
+      if (api.requestsTo('create').length > 0) resolve();
+    });
+    await call('GET', `${JOBS}/job_unknown`).then(() => order.push('get'));
+    await slow;
+    expect(order).toEqual(['get', 'create']);
+    api.useLatency(latencyProfile('zero'));
+    await call('POST', JOBS, { body: { prompt: 'fast' } });
+    expect(api.requestsTo('create').at(-1)?.delayMs).toBe(0);
   });
 });
 

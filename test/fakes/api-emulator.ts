@@ -28,6 +28,7 @@ import {
   insightsWrongShape,
   isInsightsKind,
 } from './analytics-insights.ts';
+import { type Latency, LatencyModel, type LatencyProfile } from './latency.ts';
 
 export type JobStatus = 'active' | 'completed' | 'archived' | 'failed';
 export interface AgentJob {
@@ -80,6 +81,8 @@ export interface RecordedRequest {
   at: number;
   /** When the answer was sent; null while in flight or when none was. */
   answeredAt: number | null;
+  /** How long a successful answer was held back (the latency set for the kind, or slowMs). */
+  delayMs: number;
   kind: RequestKind | null;
   fault: Fault | undefined;
 }
@@ -156,7 +159,7 @@ export class ApiEmulator {
   private readonly sockets = new Set<Socket>();
   private readonly timers = new Set<NodeJS.Timeout>();
   private readonly faults: { kind: RequestKind | '*'; fault: Fault; left: number }[] = [];
-  private readonly latency = new Map<RequestKind | undefined, number>();
+  private readonly latency = new LatencyModel();
   private readonly created: EmulatedJob[] = [];
   private readonly omitted = new Map<string, JobField[]>();
   private readonly arrivals = new Set<(rec: RecordedRequest) => void>();
@@ -286,9 +289,27 @@ export class ApiEmulator {
     this.faults.length = 0;
   }
 
-  /** Every answer of this kind takes at least `ms` (0 for none), like a busy backend. */
-  setLatency(kind: RequestKind, ms: number): void {
-    this.latency.set(kind, ms);
+  /**
+   * Every answer of this kind (`'*'`: of every kind without its own) takes that long (0 for
+   * none), like a busy backend; the request takes effect at once. With `{ ms, jitter }` each
+   * answer takes ms ± jitter × ms, the same sequence in every run (test/fakes/latency.ts).
+   */
+  setLatency(kind: RequestKind | '*', latency: Latency): void {
+    this.latency.set(kind, latency);
+  }
+
+  /** A benchmark's latency profile: create, message, get, and every analytics read. */
+  useLatency(profile: LatencyProfile): void {
+    const { create, message, get, analytics } = profile.api;
+    this.latency.set('create', create);
+    this.latency.set('message', message);
+    this.latency.set('get', get);
+    this.latency.set('*', analytics); // visitors and the insights reads
+  }
+
+  /** Restarts the jitter sequence from `seed` (default 1): the same calls get the same delays. */
+  seedLatency(seed: number): void {
+    this.latency.reseed(seed);
   }
 
   requestsTo(kind: RequestKind): RecordedRequest[] {
@@ -358,6 +379,7 @@ export class ApiEmulator {
       status: null,
       at: Date.now(), // wall clock even when `now` is pinned: tests measure retry spacing
       answeredAt: null,
+      delayMs: 0,
       kind: route?.kind ?? null,
       fault,
     };
@@ -377,7 +399,9 @@ export class ApiEmulator {
     } else if (ok && fault && 'wrongShape' in fault) {
       reply = { ...reply, body: this.wrongShape(route?.kind, reply.body) };
     }
-    const delayMs = fault && 'slowMs' in fault ? fault.slowMs : this.latency.get(route?.kind);
+    const delayMs =
+      fault && 'slowMs' in fault ? fault.slowMs : route ? this.latency.next(route.kind) : 0;
+    rec.delayMs = delayMs;
     if (delayMs) {
       const t = setTimeout(() => {
         this.timers.delete(t);

@@ -6,6 +6,7 @@
  */
 import { LogLevel, WebClient } from '@slack/web-api';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { latencyProfile } from './latency.ts';
 import { FakeSlack } from './slack.ts';
 
 const BOT_TOKEN = 'xoxb-1-test';
@@ -330,5 +331,48 @@ describe('FakeSlack with @slack/web-api', () => {
     await expect(slack.waitFor((c) => c.method === 'chat.postMessage', 50)).rejects.toThrow(
       /auth\.test/,
     );
+  });
+
+  it('holds answers back by the latency profile, with jitter, response_url posts too', async () => {
+    slack.useLatency(latencyProfile('realistic'));
+    slack.setLatency('auth.test', 0); // a method of its own overrides the profile
+    const url = slack.responseUrl('late');
+    await Promise.all([
+      ...Array.from({ length: 8 }, (_, i) =>
+        client.chat.postMessage({ channel: 'C1', text: `m${i}` }),
+      ),
+      fetch(url, { method: 'POST', body: JSON.stringify({ text: 'Started' }) }),
+      client.auth.test(),
+    ]);
+    const posted = slack.callsTo('chat.postMessage').map((c) => c.delayMs);
+    for (const d of [...posted, slack.responses[0]!.delayMs]) {
+      expect(d).toBeGreaterThanOrEqual(80);
+      expect(d).toBeLessThanOrEqual(120);
+    }
+    expect(new Set(posted).size).toBeGreaterThan(1); // jittered, not one fixed delay
+    expect(slack.callsTo('auth.test')[0]?.delayMs).toBe(0);
+
+    // Deterministic: reseeded, the same calls get the same delays again.
+    slack.seedLatency(1);
+    for (let i = 0; i < 8; i++)
+      await client.chat.postMessage({ channel: 'C1', text: `again ${i}` });
+    expect(
+      slack
+        .callsTo('chat.postMessage')
+        .slice(8)
+        .map((c) => c.delayMs),
+    ).toEqual(posted);
+  });
+
+  it('answers a slow method after a fast one sent later (the delay is real)', async () => {
+    slack.setLatency('chat.postMessage', { ms: 300, jitter: 0.2 });
+    const order: string[] = [];
+    const slow = client.chat
+      .postMessage({ channel: 'C1', text: 'slow' })
+      .then(() => order.push('post'));
+    await slack.waitForCalls('chat.postMessage', 1); // it took effect at once
+    await client.auth.test().then(() => order.push('auth'));
+    await slow;
+    expect(order).toEqual(['auth', 'post']);
   });
 });

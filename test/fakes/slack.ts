@@ -15,6 +15,7 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { dirname } from 'node:path';
+import { type Latency, LatencyModel, type LatencyProfile } from './latency.ts';
 import { FileUploads } from './slack/files.ts';
 import {
   type Fault,
@@ -76,7 +77,7 @@ export class FakeSlack {
   private readonly responseUses = new Map<string, number>();
   private readonly faults = new Faults();
   private readonly limiter = new RateLimiter();
-  private readonly latency = new Map<string, number>();
+  private readonly latency = new LatencyModel();
   private readonly handlers: Map<string, (a: Json) => Json>;
   private readonly server: Server;
   private readonly socketMode: SocketModeUrls | undefined;
@@ -135,11 +136,24 @@ export class FakeSlack {
   }
 
   /**
-   * Every answer of `method` is sent `ms` later (0 for none), like a slow Slack: the call
-   * takes effect at once, so a client that dies meanwhile posted without knowing it.
+   * Every answer of `method` is sent that much later (0 for none), like a slow Slack: the
+   * call takes effect (and is recorded) at once, so a client that dies meanwhile posted
+   * without knowing it. `'*'` sets every method without a latency of its own, response_url
+   * posts (`'response_url'`) and uploads (`'upload_url'`) included. With `{ ms, jitter }`
+   * each answer takes ms ± jitter × ms, the same sequence in every run (test/fakes/latency.ts).
    */
-  setLatency(method: string, ms: number): void {
-    this.latency.set(method, ms);
+  setLatency(method: string, latency: Latency): void {
+    this.latency.set(method, latency);
+  }
+
+  /** A benchmark's latency profile: its Slack delay for every call (`'*'`). */
+  useLatency(profile: LatencyProfile): void {
+    this.latency.set('*', profile.slack);
+  }
+
+  /** Restarts the jitter sequence from `seed` (default 1): the same calls get the same delays. */
+  seedLatency(seed: number): void {
+    this.latency.reseed(seed);
   }
 
   /**
@@ -294,16 +308,18 @@ export class FakeSlack {
               ? { status: 400, body: 'no_text' }
               : { status: 200, body: 'ok' });
     if (uses !== undefined && answer.status === 200) this.responseUses.set(id, uses + 1);
-    this.responses.push({ id, body: parsed, status: answer.status, ...this.recorder.stamp() });
-    send(res, answer);
+    const delayMs = this.latency.next('response_url');
+    const { status } = answer;
+    this.responses.push({ id, body: parsed, status, delayMs, ...this.recorder.stamp() });
+    sendAfter(res, answer, delayMs);
     this.recorder.notify();
   }
 
   private answer(res: ServerResponse, method: string, args: Json, a: Answer): void {
-    this.calls.push({ method, args, response: a.body, status: a.status, ...this.recorder.stamp() });
-    const delayMs = this.latency.get(method) ?? 0;
-    if (delayMs > 0) setTimeout(() => !res.destroyed && send(res, a), delayMs);
-    else send(res, a);
+    const delayMs = this.latency.next(method);
+    const { body: response, status } = a;
+    this.calls.push({ method, args, response, status, delayMs, ...this.recorder.stamp() });
+    sendAfter(res, a, delayMs);
     this.recorder.notify();
   }
 
@@ -330,4 +346,9 @@ export class FakeSlack {
     if (!this.socketMode) return fail('fake_slack_has_no_socket_mode');
     return { ok: true, url: this.socketMode.connectionUrl() };
   }
+}
+
+function sendAfter(res: ServerResponse, a: Answer, delayMs: number): void {
+  if (delayMs > 0) setTimeout(() => !res.destroyed && send(res, a), delayMs);
+  else send(res, a);
 }

@@ -5,6 +5,7 @@
 import { SocketModeClient } from '@slack/socket-mode';
 import { LogLevel } from '@slack/web-api';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { latencyProfile } from './latency.ts';
 import { FakeSlack } from './slack.ts';
 import { FakeSocketMode } from './socket-mode.ts';
 
@@ -55,6 +56,30 @@ describe('FakeSocketMode with @slack/socket-mode', () => {
     expect(slack.callsTo('apps.connections.open')).toHaveLength(2); // fresh ticket, not a reused URL
     const again = await socket.send('slash_commands', { ...payload, text: 'again' });
     expect(again.envelope_id).toBe(socket.sent[1]?.envelope_id);
+  });
+
+  it('delivers envelopes late by their latency: a slow type arrives after a later fast one', async () => {
+    client = new SocketModeClient({
+      appToken: 'xapp-1-test',
+      clientOptions: { slackApiUrl: slack.url },
+      ...quiet,
+    });
+    const seen: string[] = [];
+    client.on('slash_commands', async ({ ack }) => {
+      seen.push('command');
+      await ack();
+    });
+    client.on('message', async ({ ack }) => {
+      seen.push('event');
+      await ack();
+    });
+    await client.start();
+    socket.useLatency(latencyProfile('zero'));
+    socket.setLatency('events_api', { ms: 300, jitter: 0.2 });
+    const event = socket.send('events_api', { event: { type: 'message' } });
+    await socket.send('slash_commands', { command: '/agent', text: 'x' });
+    await event;
+    expect(seen).toEqual(['command', 'event']);
   });
 
   it('refuses a reused connection URL, as Slack tickets are single-use', async () => {

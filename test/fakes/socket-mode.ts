@@ -7,6 +7,7 @@
 import { randomUUID } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import { type WebSocket, WebSocketServer } from 'ws';
+import { type Latency, LatencyModel, type LatencyProfile } from './latency.ts';
 
 export type EnvelopeType = 'slash_commands' | 'events_api' | 'interactive';
 export interface Envelope {
@@ -40,6 +41,7 @@ export class FakeSocketMode {
   private readonly onConnect = new Set<() => void>();
   private turn = -1;
   private readonly timers = new Set<NodeJS.Timeout>();
+  private readonly latency = new LatencyModel();
 
   private constructor(pingIntervalMs: number) {
     this.wss = new WebSocketServer({
@@ -75,6 +77,19 @@ export class FakeSocketMode {
     const ticket = randomUUID();
     this.tickets.add(ticket);
     return `${this.url}?ticket=${ticket}&app_id=A0001`;
+  }
+
+  /**
+   * Each envelope reaches the client that much later (Slack → app, one way; 0 for none), per
+   * envelope type or `'*'` for all; an ack's `latencyMs` includes it, as Slack's 3 s do.
+   */
+  setLatency(type: EnvelopeType | '*', latency: Latency): void {
+    this.latency.set(type, latency);
+  }
+
+  /** A benchmark's latency profile: its delivery delay for every envelope. */
+  useLatency(profile: LatencyProfile): void {
+    this.latency.set('*', profile.socketMode);
   }
 
   /** Resolves once a connection is open and not asked to go away. */
@@ -139,7 +154,13 @@ export class FakeSocketMode {
           resolve(payload === undefined ? { envelope_id } : { envelope_id, payload });
         },
       });
-      ws.send(JSON.stringify(envelope));
+      const delayMs = this.latency.next(type);
+      if (delayMs === 0) return ws.send(JSON.stringify(envelope));
+      const t = setTimeout(() => {
+        this.timers.delete(t);
+        if (ws.readyState === ws.OPEN) ws.send(JSON.stringify(envelope));
+      }, delayMs);
+      this.timers.add(t);
     });
   }
 

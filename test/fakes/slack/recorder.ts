@@ -10,6 +10,8 @@ export interface RecordedCall {
   /** Exactly what was answered: the JSON object, or the raw text for non-JSON answers. */
   response: unknown;
   status: number;
+  /** How long the answer was held back (the latency set for the method); the call took effect at `at`. */
+  delayMs: number;
   at: number;
   seq: number;
 }
@@ -17,6 +19,8 @@ export interface RecordedResponse {
   id: string;
   body: unknown;
   status: number;
+  /** How long the answer was held back (the latency set for `'response_url'`). */
+  delayMs: number;
   at: number;
   seq: number;
 }
