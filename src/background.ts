@@ -56,6 +56,7 @@ export function startBackground(deps: {
     backoff: { baseMs: config.poll.intervalMs, maxMs: config.poll.maxIntervalMs },
     owner,
     leaseMs: config.leaseMs,
+    concurrency: config.poll.concurrencyMax,
     metrics,
     ...(opts.followUpGraceMs === undefined ? {} : { followUpGraceMs: opts.followUpGraceMs }),
     ...(opts.troubleAfterMs === undefined ? {} : { troubleAfterMs: opts.troubleAfterMs }),

@@ -153,6 +153,15 @@ const EnvSchema = z.object({
   ),
   POLL_INTERVAL_MS: positiveInt(5000),
   POLL_MAX_INTERVAL_MS: positiveInt(60_000),
+  POLL_CONCURRENCY_MAX: z.preprocess(
+    (v) => (typeof v === 'string' && v.trim() === '' ? undefined : v),
+    z.coerce
+      .number({ error: 'must be a whole number' })
+      .int({ error: 'must be a whole number' })
+      .min(1, { error: 'must be at least 1' })
+      .max(1000, { error: 'must be at most 1000' })
+      .default(128),
+  ),
   LEASE_MS: positiveInt(30_000, { ms: 1_000, why: 'a poll must fit inside its lease' }),
   DIGEST_CHANNEL: optionalString,
   DIGEST_CRON: optionalString.pipe(
@@ -229,7 +238,8 @@ export interface Config {
   /** Who may bind a channel to another project (`/agent project <id>`). */
   adminUsers: string[];
   databaseUrl: string;
-  poll: { intervalMs: number; maxIntervalMs: number };
+  /** `concurrencyMax`: the most polls in flight (the pool adapts below it). */
+  poll: { intervalMs: number; maxIntervalMs: number; concurrencyMax: number };
   /** How long a replica's claim on shared work lasts before another may take it over. */
   leaseMs: number;
   digest: { channel: string | undefined; cron: string; timeZone: string };
@@ -289,7 +299,11 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       },
       adminUsers: e.ADMIN_USERS,
       databaseUrl: e.DATABASE_URL,
-      poll: { intervalMs: e.POLL_INTERVAL_MS, maxIntervalMs: e.POLL_MAX_INTERVAL_MS },
+      poll: {
+        intervalMs: e.POLL_INTERVAL_MS,
+        maxIntervalMs: e.POLL_MAX_INTERVAL_MS,
+        concurrencyMax: e.POLL_CONCURRENCY_MAX,
+      },
       leaseMs: e.LEASE_MS,
       digest: { channel: e.DIGEST_CHANNEL, cron: e.DIGEST_CRON, timeZone: e.DIGEST_TIMEZONE },
       visitors: {

@@ -1,0 +1,122 @@
+/**
+ * How many polls the poller keeps in flight. Pure logic: the pool reports what it sees
+ * (each GET's latency, how late jobs were claimed, a full pool, a 429) and asks `width()`.
+ *
+ * Once a window (a second), the width is set by Little's law: polls in flight = polls a
+ * second × seconds a poll takes, with a fifth more for bursts, never under `floor` (claims
+ * stay batched). While the pool was full and jobs were claimed late, the polls answered
+ * are fewer than the polls due: the width grows by half each window until the lag is gone.
+ * Above that sits a cap, the API's side: a 429 halves it (AIMD), a latency well above its
+ * baseline (the lowest recently seen) cuts it by a quarter a window, so that the bot does
+ * not pile onto a struggling API; each clean window it grows back by a tenth.
+ */
+export interface PollConcurrencyOptions {
+  /** The ceiling (`POLL_CONCURRENCY_MAX`). */
+  max: number;
+  /** The width when the API is healthy and little is due (at most `max`). Default 16. */
+  floor?: number;
+  /** How late a claim may be before the pool counts as behind. Default 500 ms. */
+  lagToleranceMs?: number;
+  /** How often the width is reconsidered. Default 1 s. */
+  windowMs?: number;
+  now: () => number;
+}
+
+export interface PollConcurrency {
+  /** How many polls may be in flight now. */
+  width(): number;
+  /** A GET ended (answered or failed, but not a 429) after `latencyMs`. */
+  answered(latencyMs: number): void;
+  /** A job was claimed `lagMs` after it fell due. */
+  claimed(lagMs: number): void;
+  /** A claim filled every free slot: more jobs may be due than the pool holds. */
+  full(): void;
+  /** The API answered 429. */
+  rateLimited(): void;
+  /** For logs and benchmarks. */
+  state(): { width: number; cap: number; latencyMs: number; baselineMs: number };
+}
+
+const DEFAULT_FLOOR = 16;
+/** The least the cap is cut to: a struggling API still sees the jobs most due. */
+const MIN_CAP = 2;
+const HEADROOM = 1.2;
+const GROWTH = 1.5;
+/** "Well above the baseline": this many times it, and by more than `LATENCY_SLACK_MS`. */
+const CONGESTED = 2;
+const LATENCY_SLACK_MS = 50;
+const CONGESTION_CUT = 0.75;
+const REGROWTH = 0.1;
+/** How fast the baseline follows a latency that stays higher: a twentieth of the gap a window. */
+const BASELINE_DRIFT = 0.05;
+
+export function createPollConcurrency(o: PollConcurrencyOptions): PollConcurrency {
+  const max = Math.max(1, Math.floor(o.max));
+  const floor = Math.min(max, o.floor ?? DEFAULT_FLOOR);
+  const minCap = Math.min(max, MIN_CAP);
+  const lagToleranceMs = o.lagToleranceMs ?? 500;
+  const windowMs = o.windowMs ?? 1_000;
+  let width = floor;
+  let cap = max;
+  let baselineMs = Number.POSITIVE_INFINITY;
+  let latencyMs = 0;
+  // The current window.
+  let from = o.now();
+  let answers = 0;
+  let latencySum = 0;
+  let late = false;
+  let filled = false;
+  let limited = false;
+
+  function reconsider(): void {
+    const t = o.now();
+    if (t - from < windowMs) return;
+    const seconds = (t - from) / 1000;
+    const mean = answers > 0 ? latencySum / answers : latencyMs;
+    latencyMs = mean;
+    const congested =
+      answers > 0 && mean > baselineMs * CONGESTED && mean > baselineMs + LATENCY_SLACK_MS;
+    if (answers > 0)
+      baselineMs = mean < baselineMs ? mean : baselineMs + (mean - baselineMs) * BASELINE_DRIFT;
+    // A 429 cut the cap when it came (once a window); no regrowth in the window of one.
+    if (!limited)
+      cap = congested
+        ? Math.max(minCap, Math.floor(Math.min(cap, width) * CONGESTION_CUT))
+        : Math.min(max, cap + Math.max(1, Math.ceil(cap * REGROWTH)));
+    const need = Math.ceil((answers / seconds) * (mean / 1000) * HEADROOM);
+    const behind = late && filled ? Math.ceil(width * GROWTH) : 0;
+    width = Math.min(cap, Math.max(floor, need, behind));
+    from = t;
+    answers = 0;
+    latencySum = 0;
+    late = filled = limited = false;
+  }
+
+  return {
+    width() {
+      reconsider();
+      return width;
+    },
+    answered(ms) {
+      reconsider();
+      answers++;
+      latencySum += ms;
+    },
+    claimed(lagMs) {
+      if (lagMs > lagToleranceMs) late = true;
+    },
+    full() {
+      filled = true;
+    },
+    rateLimited() {
+      // At once, so that the pool is narrower when the pause ends; the polls in flight
+      // that meet the same 429 do not cut it again.
+      if (!limited) {
+        cap = Math.max(minCap, Math.floor(Math.min(cap, width) / 2));
+        width = Math.min(width, cap);
+      }
+      limited = true;
+    },
+    state: () => ({ width, cap, latencyMs, baselineMs }),
+  };
+}

@@ -1,0 +1,115 @@
+import { describe, expect, it } from 'vitest';
+import { createPollConcurrency } from '../../src/jobs/poll-concurrency.ts';
+
+/** The pool's width under a steady load, on an injected clock. */
+function world(max = 128) {
+  let clock = 0;
+  const pool = createPollConcurrency({ max, now: () => clock });
+  return {
+    pool,
+    /**
+     * `seconds` of `rate` polls a second answered after `latencyMs` each; `late`: the pool was
+     * full and claimed jobs late all along.
+     */
+    run(seconds: number, rate: number, latencyMs: number, late = false) {
+      const step = 1000 / rate;
+      for (let i = 0; i < seconds * rate; i++) {
+        clock += step;
+        if (late) {
+          pool.claimed(2_000);
+          pool.full();
+        } else pool.claimed(5);
+        pool.answered(latencyMs);
+      }
+      return pool.width();
+    },
+  };
+}
+
+describe('the poll pool width', () => {
+  it('starts at 16 and stays there when little is due or the API is fast', () => {
+    const w = world();
+    expect(w.pool.width()).toBe(16);
+    expect(w.run(5, 400, 5)).toBe(16);
+    expect(world().run(5, 20, 150)).toBe(16);
+  });
+
+  it('follows Little: polls a second × latency, with a fifth of headroom', () => {
+    const w = world();
+    // 400 polls due a second at 150 ms: 60 in flight on average.
+    expect(w.run(5, 400, 150)).toBe(72);
+    // The API slows down gradually (the baseline follows): more in flight for the same rate.
+    for (let ms = 160; ms <= 250; ms += 10) w.run(3, 400, ms);
+    expect(w.pool.width()).toBe(120);
+  });
+
+  it('grows while the pool is full and jobs fall late, up to the ceiling', () => {
+    const w = world(100);
+    // Every slot busy: what is answered is what the pool can do, not what is due.
+    const widths = [1, 2, 3].map(() => w.run(1, 100, 150, true));
+    expect(widths).toEqual([24, 36, 54]);
+    expect(w.run(3, 100, 150, true)).toBe(100);
+    // Caught up: back to what the rate needs.
+    expect(w.run(3, 100, 150)).toBe(18);
+  });
+
+  it('does not grow on a lag when the pool had free slots (the bottleneck is elsewhere)', () => {
+    const w = world();
+    for (let i = 0; i < 500; i++) w.pool.claimed(5_000);
+    w.run(3, 100, 10);
+    expect(w.pool.width()).toBe(16);
+  });
+
+  it('halves on a 429 at once, once for the polls that meet it together, and regrows', () => {
+    const w = world();
+    w.run(3, 400, 150);
+    const before = w.pool.width();
+    for (let i = 0; i < 40; i++) w.pool.rateLimited();
+    expect(w.pool.width()).toBe(Math.floor(before / 2));
+    expect(w.pool.state().cap).toBe(Math.floor(before / 2));
+    // A few seconds of healthy answers: the cap regrows a tenth a second, up to the need.
+    expect(w.run(1, 400, 150)).toBe(Math.floor(before / 2));
+    w.run(10, 400, 150);
+    expect(w.pool.width()).toBe(before);
+  });
+
+  it('keeps halving while 429s go on, down to 2', () => {
+    const w = world();
+    w.run(3, 400, 150);
+    for (let s = 0; s < 8; s++) {
+      w.pool.rateLimited();
+      w.run(1, 50, 150);
+    }
+    expect(w.pool.width()).toBe(2);
+  });
+
+  it('cuts the width when latency rises well above its baseline, and recovers', () => {
+    const w = world();
+    const healthy = w.run(5, 400, 150);
+    expect(healthy).toBe(72);
+    // The API struggles: answers take four times as long. Little alone would widen to 288.
+    const struggling = [1, 2, 3].map(() => w.run(1, 400, 600));
+    expect(struggling).toEqual([54, 40, 30]);
+    expect(w.pool.state().baselineMs).toBeLessThan(300);
+    w.run(20, 400, 150);
+    expect(w.pool.width()).toBe(healthy);
+  });
+
+  it('does not take jitter of a fast API for a slowdown', () => {
+    const w = world();
+    w.run(3, 400, 2);
+    w.run(3, 400, 30);
+    expect(w.pool.state().cap).toBe(128);
+  });
+
+  it('never goes past its ceiling, nor under 1', () => {
+    const small = world(3);
+    expect(small.pool.width()).toBe(3);
+    expect(small.run(3, 1000, 150, true)).toBe(3);
+    small.pool.rateLimited();
+    expect(small.pool.width()).toBe(2);
+    const one = world(1);
+    one.pool.rateLimited();
+    expect(one.pool.width()).toBe(1);
+  });
+});
