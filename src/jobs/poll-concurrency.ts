@@ -4,8 +4,11 @@
  *
  * Once a window (a second), the width is set by Little's law: polls in flight = polls a
  * second × seconds a poll takes, with a fifth more for bursts, never under `floor` (claims
- * stay batched). While the pool was full and jobs were claimed late, the polls answered
- * are fewer than the polls due: the width grows by half each window until the lag is gone.
+ * stay batched). While the pool is full and jobs are claimed late, the polls answered are
+ * fewer than the polls due: the width doubles each window while the lag grows and the last
+ * doubling brought more answers (when it did not, the bottleneck is elsewhere: the bot's
+ * CPU, the database), holds while the lag shrinks (the backlog drains), then settles back
+ * to what the rate needs.
  * Above that sits a cap, the API's side: a 429 halves it (AIMD), a latency well above its
  * baseline (the lowest recently seen) cuts it by a quarter a window, so that the bot does
  * not pile onto a struggling API; each clean window it grows back by a tenth.
@@ -41,7 +44,9 @@ const DEFAULT_FLOOR = 16;
 /** The least the cap is cut to: a struggling API still sees the jobs most due. */
 const MIN_CAP = 2;
 const HEADROOM = 1.2;
-const GROWTH = 1.5;
+const GROWTH = 2;
+/** A doubling paid off when it brought this many times the answers. */
+const PAID_OFF = 1.2;
 /** "Well above the baseline": this many times it, and by more than `LATENCY_SLACK_MS`. */
 const CONGESTED = 2;
 const LATENCY_SLACK_MS = 50;
@@ -64,7 +69,11 @@ export function createPollConcurrency(o: PollConcurrencyOptions): PollConcurrenc
   let from = o.now();
   let answers = 0;
   let latencySum = 0;
-  let late = false;
+  /** The latest a job was claimed in this window and the last (0: not late). */
+  let lagMs = 0;
+  let lastLagMs = 0;
+  /** Answers a second when the width last doubled (0: not growing). */
+  let grewAt = 0;
   let filled = false;
   let limited = false;
 
@@ -83,13 +92,21 @@ export function createPollConcurrency(o: PollConcurrencyOptions): PollConcurrenc
       cap = congested
         ? Math.max(minCap, Math.floor(Math.min(cap, width) * CONGESTION_CUT))
         : Math.min(max, cap + Math.max(1, Math.ceil(cap * REGROWTH)));
-    const need = Math.ceil((answers / seconds) * (mean / 1000) * HEADROOM);
-    const behind = late && filled ? Math.ceil(width * GROWTH) : 0;
-    width = Math.min(cap, Math.max(floor, need, behind));
+    const rate = answers / seconds;
+    // Behind, what is answered is what the pool can do, not what is due: Little says nothing.
+    const late = lagMs > lagToleranceMs && filled;
+    const grow = late && lagMs >= lastLagMs && rate > grewAt * PAID_OFF;
+    const want = late
+      ? Math.ceil(width * (grow ? GROWTH : 1))
+      : Math.ceil(rate * (mean / 1000) * HEADROOM);
+    grewAt = grow ? rate : late ? grewAt : 0;
+    width = Math.min(cap, Math.max(floor, want));
+    lastLagMs = lagMs;
     from = t;
     answers = 0;
     latencySum = 0;
-    late = filled = limited = false;
+    lagMs = 0;
+    filled = limited = false;
   }
 
   return {
@@ -102,8 +119,8 @@ export function createPollConcurrency(o: PollConcurrencyOptions): PollConcurrenc
       answers++;
       latencySum += ms;
     },
-    claimed(lagMs) {
-      if (lagMs > lagToleranceMs) late = true;
+    claimed(ms) {
+      lagMs = Math.max(lagMs, ms);
     },
     full() {
       filled = true;

@@ -64,8 +64,8 @@ const MAX_PAUSE_MS = 15 * 60_000;
 const MAX_PASS_GAP_MS = 50;
 
 export interface Poller extends Loop {
-  /** How many polls the pool keeps in flight now. */
-  width(): number;
+  /** How many polls the pool keeps in flight now, and the GET latency it sees. */
+  pool(): { width: number; latencyMs: number };
 }
 
 /**
@@ -222,7 +222,7 @@ export function startPoller(deps: PollerDeps): Poller {
   return {
     kick: loop.kick,
     kickAt: loop.kickAt,
-    width: () => pool.width(),
+    pool: () => ({ width: pool.width(), latencyMs: pool.state().latencyMs }),
     async stop() {
       stopping.abort(new Error('poller stopping'));
       await loop.stop();

@@ -8,18 +8,22 @@ function world(max = 128) {
   return {
     pool,
     /**
-     * `seconds` of `rate` polls a second answered after `latencyMs` each; `late`: the pool was
-     * full and claimed jobs late all along.
+     * `seconds` of `rate` polls a second answered after `latencyMs` each; `lateMs`: the pool
+     * was full and claimed jobs that late all along.
      */
-    run(seconds: number, rate: number, latencyMs: number, late = false) {
-      const step = 1000 / rate;
-      for (let i = 0; i < seconds * rate; i++) {
-        clock += step;
-        if (late) {
-          pool.claimed(2_000);
-          pool.full();
-        } else pool.claimed(5);
-        pool.answered(latencyMs);
+    run(seconds: number, rate: number, latencyMs: number, lateMs = 0) {
+      const n = Math.round(rate);
+      for (let second = 0; second < seconds; second++) {
+        const start = clock;
+        for (let i = 0; i < n; i++) {
+          clock = start + ((i + 0.5) * 1000) / n;
+          pool.claimed(lateMs || 5);
+          if (lateMs) pool.full();
+          pool.answered(latencyMs);
+        }
+        // The pool's windows end on the second.
+        clock = start + 1000;
+        pool.width();
       }
       return pool.width();
     },
@@ -43,14 +47,30 @@ describe('the poll pool width', () => {
     expect(w.pool.width()).toBe(120);
   });
 
-  it('grows while the pool is full and jobs fall late, up to the ceiling', () => {
+  it('doubles while the pool is full and the lag grows, up to the ceiling', () => {
     const w = world(100);
-    // Every slot busy: what is answered is what the pool can do, not what is due.
-    const widths = [1, 2, 3].map(() => w.run(1, 100, 150, true));
-    expect(widths).toEqual([24, 36, 54]);
-    expect(w.run(3, 100, 150, true)).toBe(100);
+    // Every slot busy: what is answered is what the pool can do (width ÷ latency).
+    const widths = [1, 2, 3].map((s) => w.run(1, w.pool.width() / 0.15, 150, 1_000 * s));
+    expect(widths).toEqual([32, 64, 100]);
+    expect(w.run(3, 100 / 0.15, 150, 5_000)).toBe(100);
     // Caught up: back to what the rate needs.
     expect(w.run(3, 100, 150)).toBe(18);
+  });
+
+  it('holds its width while a backlog drains, then settles to what the rate needs', () => {
+    const w = world();
+    expect([1, 2].map((s) => w.run(1, w.pool.width() / 0.15, 150, 1_000 * s))).toEqual([32, 64]);
+    // The lag shrinks: wide enough; no more growth, and no narrowing before it is gone.
+    const draining = [1_500, 1_000, 600].map((lag) => w.run(1, 64 / 0.15, 150, lag));
+    expect(draining).toEqual([64, 64, 64]);
+    expect(w.run(2, 100, 150)).toBe(18);
+  });
+
+  it('stops doubling when a wider pool brings no more answers (the bottleneck is elsewhere)', () => {
+    const w = world();
+    // 100 answers a second however wide the pool: the bot's CPU or the database is the limit.
+    const widths = [1, 2, 3, 4].map((s) => w.run(1, 100, 150, 1_000 * s));
+    expect(widths).toEqual([32, 32, 32, 32]);
   });
 
   it('does not grow on a lag when the pool had free slots (the bottleneck is elsewhere)', () => {
@@ -105,7 +125,7 @@ describe('the poll pool width', () => {
   it('never goes past its ceiling, nor under 1', () => {
     const small = world(3);
     expect(small.pool.width()).toBe(3);
-    expect(small.run(3, 1000, 150, true)).toBe(3);
+    expect(small.run(3, 1000, 150, 2_000)).toBe(3);
     small.pool.rateLimited();
     expect(small.pool.width()).toBe(2);
     const one = world(1);
