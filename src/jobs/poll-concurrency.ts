@@ -34,7 +34,7 @@ export interface PollConcurrency {
   claimed(lagMs: number): void;
   /** A claim filled every free slot: more jobs may be due than the pool holds. */
   full(): void;
-  /** The API answered 429. */
+  /** The API answered 429: once per pause, not once per poll that met it. */
   rateLimited(): void;
   /** For logs and benchmarks. */
   state(): { width: number; cap: number; latencyMs: number; baselineMs: number };
@@ -87,7 +87,7 @@ export function createPollConcurrency(o: PollConcurrencyOptions): PollConcurrenc
       answers > 0 && mean > baselineMs * CONGESTED && mean > baselineMs + LATENCY_SLACK_MS;
     if (answers > 0)
       baselineMs = mean < baselineMs ? mean : baselineMs + (mean - baselineMs) * BASELINE_DRIFT;
-    // A 429 cut the cap when it came (once a window); no regrowth in the window of one.
+    // A 429 cut the cap when it came; no regrowth in the window of one.
     if (!limited)
       cap = congested
         ? Math.max(minCap, Math.floor(Math.min(cap, width) * CONGESTION_CUT))
@@ -126,12 +126,9 @@ export function createPollConcurrency(o: PollConcurrencyOptions): PollConcurrenc
       filled = true;
     },
     rateLimited() {
-      // At once, so that the pool is narrower when the pause ends; the polls in flight
-      // that meet the same 429 do not cut it again.
-      if (!limited) {
-        cap = Math.max(minCap, Math.floor(Math.min(cap, width) / 2));
-        width = Math.min(width, cap);
-      }
+      // At once, so that the pool is narrower when the pause ends.
+      cap = Math.max(minCap, Math.floor(Math.min(cap, width) / 2));
+      width = Math.min(width, cap);
       limited = true;
     },
     state: () => ({ width, cap, latencyMs, baselineMs }),

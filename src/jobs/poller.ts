@@ -107,9 +107,10 @@ export function startPoller(deps: PollerDeps): Poller {
 
   function rateLimited(err: RateLimited, jobId: string): number {
     const until = now() + Math.min(err.retryAfterMs, MAX_PAUSE_MS);
-    pool.rateLimited();
     if (until <= pausedUntil) return pausedUntil;
     if (pausedUntil <= now()) {
+      // A new pause halves the pool; the polls that meet the same 429 do not cut it again.
+      pool.rateLimited();
       const width = pool.width();
       log.warn({ jobId, retryAfterMs: err.retryAfterMs, width }, 'poll.rate_limited');
       metrics.pollsPaused(until - now());

@@ -1,0 +1,85 @@
+import { afterEach, expect, it } from 'vitest';
+import type { RecordedRequest } from '../fakes/api-emulator.ts';
+import { CHANNEL, Harness, USER } from '../helpers/harness.ts';
+import { eventually } from '../helpers/net.ts';
+
+const JOBS = 150;
+const GET_MS = 300;
+
+let h: Harness | undefined;
+afterEach(async () => {
+  await h?.close();
+  h = undefined;
+});
+
+/** The emulator's view: how many GETs it held unanswered as each one arrived (itself included). */
+function watchInFlight(api: Harness['api']): number[] {
+  const open = new Set<RecordedRequest>();
+  const seen: number[] = [];
+  api.onRequest((r) => {
+    if (r.kind !== 'get') return;
+    for (const o of open) if (o.answeredAt !== null) open.delete(o);
+    open.add(r);
+    seen.push(open.size);
+  });
+  return seen;
+}
+
+/** `JOBS` active jobs in the database and the emulator, all due now, as after a restart. */
+async function seedDueJobs(harness: Harness): Promise<void> {
+  const store = await harness.openStore();
+  try {
+    const now = Date.now();
+    for (let i = 0; i < JOBS; i++) {
+      const id = `job_due_${i}`;
+      harness.api.setJob(id, {});
+      const t = await store.createThread(
+        { teamId: 'T1', channelId: CHANNEL, threadTs: `${now}.${i}`, userId: USER, prompt: 'p' },
+        now,
+      );
+      await store.attachJob(
+        t.id,
+        { jobId: id, status: 'active', model: 'm', repository: 'r', ref: 'main', prLink: null },
+        { nextPollAt: now, pollIntervalMs: 1_000 },
+        now,
+      );
+    }
+  } finally {
+    await store.close();
+  }
+}
+
+const peak = (xs: number[]) => xs.reduce((a, b) => Math.max(a, b), 0);
+
+it('widens the poll pool past 16 when many jobs are due at a slow API, and narrows it on 429s', async () => {
+  h = await Harness.create({
+    env: { POLL_INTERVAL_MS: '1000', POLL_MAX_INTERVAL_MS: '2000', POLL_CONCURRENCY_MAX: '64' },
+  });
+  const harness = h;
+  await seedDueJobs(harness);
+  // 150 jobs a second at 300 ms a GET: 45 in flight; 16 slots answer about 53 a second.
+  harness.api.setLatency('get', GET_MS);
+  const inFlight = watchInFlight(harness.api);
+  await harness.start();
+
+  await eventually(() => peak(inFlight) > 16, 'more than 16 GETs in flight at once', 15_000);
+
+  // The API starts refusing: every GET answers 429 (Retry-After 1 s). Each pause halves the pool.
+  harness.api.inject('get', { status: 429, retryAfterSec: 1 }, 1_000_000);
+  const pauses = () => harness.logLines().filter((l) => l.msg === 'poll.rate_limited');
+  await eventually(() => pauses().length >= 3, 'three pauses for 429s', 15_000);
+  const widths = pauses().map((l) => Number(l.width));
+  expect(widths.slice(1).every((w, i) => w < (widths[i] ?? 0))).toBe(true);
+  const narrow = widths.at(-1) ?? 0;
+  expect(narrow).toBeLessThanOrEqual(Math.floor((widths[0] ?? 0) / 4));
+  expect(harness.logLines().some((l) => l.msg === 'poll.narrowed')).toBe(true);
+
+  // Healthy again: the pool comes back a little at a time, not all at once.
+  const wide = peak(inFlight);
+  harness.api.clearFaults();
+  const from = inFlight.length;
+  await eventually(() => inFlight.length >= from + 40, 'polling again', 15_000);
+  const after = peak(inFlight.slice(from, from + 40));
+  expect(after).toBeLessThanOrEqual(2 * narrow);
+  expect(after).toBeLessThan(wide);
+});
