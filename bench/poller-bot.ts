@@ -119,6 +119,10 @@ serve({
       backoff: { baseMs: s.baseMs, maxMs: s.maxMs },
       owner,
       leaseMs: s.leaseMs,
+      // BENCH_POLL_CONCURRENCY_MAX=16 is the fixed pool of 16 this replaced: a before/after.
+      ...(process.env.BENCH_POLL_CONCURRENCY_MAX
+        ? { concurrency: Number(process.env.BENCH_POLL_CONCURRENCY_MAX) }
+        : {}),
       metrics,
       onChange: () => notifier.kick(),
     });

@@ -4,7 +4,8 @@
  *
  * Once a window (a second), the width is set by Little's law: polls in flight = polls a
  * second × seconds a poll takes, with a fifth more for bursts, never under `floor` (claims
- * stay batched). While the pool is full and jobs are claimed late, the polls answered are
+ * stay batched). It narrows by a tenth a window at most: a quiet second between bursts of
+ * due jobs is no reason to drop the slots the next burst needs. While the pool is full and jobs are claimed late, the polls answered are
  * fewer than the polls due: the width doubles each window while the lag grows and the last
  * doubling brought more answers (when it did not, the bottleneck is elsewhere: the bot's
  * CPU, the database), holds while the lag shrinks (the backlog drains), then settles back
@@ -45,6 +46,7 @@ const DEFAULT_FLOOR = 16;
 const MIN_CAP = 2;
 const HEADROOM = 1.2;
 const GROWTH = 2;
+const SHRINK = 0.9;
 /** A doubling paid off when it brought this many times the answers. */
 const PAID_OFF = 1.2;
 /** "Well above the baseline": this many times it, and by more than `LATENCY_SLACK_MS`. */
@@ -98,7 +100,7 @@ export function createPollConcurrency(o: PollConcurrencyOptions): PollConcurrenc
     const grow = late && lagMs >= lastLagMs && rate > grewAt * PAID_OFF;
     const want = late
       ? Math.ceil(width * (grow ? GROWTH : 1))
-      : Math.ceil(rate * (mean / 1000) * HEADROOM);
+      : Math.max(Math.ceil(rate * (mean / 1000) * HEADROOM), Math.floor(width * SHRINK));
     grewAt = grow ? rate : late ? grewAt : 0;
     width = Math.min(cap, Math.max(floor, want));
     lastLagMs = lagMs;

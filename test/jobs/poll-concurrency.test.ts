@@ -53,8 +53,9 @@ describe('the poll pool width', () => {
     const widths = [1, 2, 3].map((s) => w.run(1, w.pool.width() / 0.15, 150, 1_000 * s));
     expect(widths).toEqual([32, 64, 100]);
     expect(w.run(3, 100 / 0.15, 150, 5_000)).toBe(100);
-    // Caught up: back to what the rate needs.
-    expect(w.run(3, 100, 150)).toBe(18);
+    // Caught up: back to what the rate needs, a tenth a second at most.
+    expect([1, 2, 3].map(() => w.run(1, 100, 150))).toEqual([90, 81, 72]);
+    expect(w.run(20, 100, 150)).toBe(18);
   });
 
   it('holds its width while a backlog drains, then settles to what the rate needs', () => {
@@ -63,7 +64,7 @@ describe('the poll pool width', () => {
     // The lag shrinks: wide enough; no more growth, and no narrowing before it is gone.
     const draining = [1_500, 1_000, 600].map((lag) => w.run(1, 64 / 0.15, 150, lag));
     expect(draining).toEqual([64, 64, 64]);
-    expect(w.run(2, 100, 150)).toBe(18);
+    expect(w.run(20, 100, 150)).toBe(18);
   });
 
   it('stops doubling when a wider pool brings no more answers (the bottleneck is elsewhere)', () => {
