@@ -104,7 +104,7 @@ export async function benchPoller(o: BenchOptions): Promise<BenchResult> {
     'peak rss/heap: absolute, in the bot-side process (not a rise over a baseline)',
     'GETs/job-h: GETs in a slice ÷ (jobs × slice length), scaled to an hour; "steady" is 3600 s ÷ the mean delay the poller scheduled for old jobs',
     `naive: one ${NAIVE_INTERVAL_MS / 1000} s timer per job (random phase) on a sample, in the fakes' process against the same emulator in the same window; its per-job rate holds at any job count`,
-    `polling starts ${WARM_MS / 1000} s before the window: the pool starts 16 wide and widens to what the load needs in a few seconds (at 150 ms: 16, 32, 64 in flight, a second each), a restart's cost kept out of the steady figures`,
+    `polling starts ${WARM_MS / 1000} s before the window: the pool starts 16 wide and widens to what the load needs in a few seconds (by half a second while it falls behind), a restart's cost kept out of the steady figures`,
     'pool width: what the poller keeps in flight (poll-concurrency.ts); in flight at the API: the most GETs of the bot the emulator held at once',
     'worst delay (old): the longest delay the poller scheduled + the longest poll lag seen: the longest a change waits for its GET',
     "change → post: the emulator completes young jobs at random moments; the fake Slack records the announcement (real notifier, WebClient over HTTP). The notifier paces posts 1 s per channel and updates the root right after the announcement in the same channel, so a burst of completions queues behind those pauses: change → GET is the poller's share",

@@ -6,9 +6,9 @@
  * second × seconds a poll takes, with a fifth more for bursts, never under `floor` (claims
  * stay batched). It narrows by a tenth a window at most: a quiet second between bursts of
  * due jobs is no reason to drop the slots the next burst needs. While the pool is full and jobs are claimed late, the polls answered are
- * fewer than the polls due: the width doubles each window while the lag grows and the last
- * doubling brought more answers (when it did not, the bottleneck is elsewhere: the bot's
- * CPU, the database), holds while the lag shrinks (the backlog drains), then settles back
+ * fewer than the polls due: the width grows by half each window while the lag grows and
+ * the last growth brought more answers (when it did not, the bottleneck is elsewhere: the
+ * bot's CPU, the database), holds while the lag shrinks (the backlog drains), then settles back
  * to what the rate needs.
  * Above that sits a cap, the API's side: a 429 halves it (AIMD), a latency well above its
  * baseline (the lowest recently seen) cuts it by a quarter a window, so that the bot does
@@ -45,9 +45,9 @@ const DEFAULT_FLOOR = 16;
 /** The least the cap is cut to: a struggling API still sees the jobs most due. */
 const MIN_CAP = 2;
 const HEADROOM = 1.2;
-const GROWTH = 2;
+const GROWTH = 1.5;
 const SHRINK = 0.9;
-/** A doubling paid off when it brought this many times the answers. */
+/** A growth paid off when it brought this many times the answers. */
 const PAID_OFF = 1.2;
 /** "Well above the baseline": this many times it, and by more than `LATENCY_SLACK_MS`. */
 const CONGESTED = 2;
@@ -74,7 +74,7 @@ export function createPollConcurrency(o: PollConcurrencyOptions): PollConcurrenc
   /** The latest a job was claimed in this window and the last (0: not late). */
   let lagMs = 0;
   let lastLagMs = 0;
-  /** Answers a second when the width last doubled (0: not growing). */
+  /** Answers a second when the width last grew (0: not growing). */
   let grewAt = 0;
   let filled = false;
   let limited = false;

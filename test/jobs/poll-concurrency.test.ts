@@ -47,11 +47,12 @@ describe('the poll pool width', () => {
     expect(w.pool.width()).toBe(120);
   });
 
-  it('doubles while the pool is full and the lag grows, up to the ceiling', () => {
+  it('grows by half while the pool is full and the lag grows, up to the ceiling', () => {
     const w = world(100);
     // Every slot busy: what is answered is what the pool can do (width ÷ latency).
-    const widths = [1, 2, 3].map((s) => w.run(1, w.pool.width() / 0.15, 150, 1_000 * s));
-    expect(widths).toEqual([32, 64, 100]);
+    const widths = [1, 2, 3, 4].map((s) => w.run(1, w.pool.width() / 0.15, 150, 1_000 * s));
+    expect(widths).toEqual([24, 36, 54, 81]);
+    expect(w.run(1, 81 / 0.15, 150, 5_000)).toBe(100);
     expect(w.run(3, 100 / 0.15, 150, 5_000)).toBe(100);
     // Caught up: back to what the rate needs, a tenth a second at most.
     expect([1, 2, 3].map(() => w.run(1, 100, 150))).toEqual([90, 81, 72]);
@@ -60,18 +61,18 @@ describe('the poll pool width', () => {
 
   it('holds its width while a backlog drains, then settles to what the rate needs', () => {
     const w = world();
-    expect([1, 2].map((s) => w.run(1, w.pool.width() / 0.15, 150, 1_000 * s))).toEqual([32, 64]);
+    expect([1, 2].map((s) => w.run(1, w.pool.width() / 0.15, 150, 1_000 * s))).toEqual([24, 36]);
     // The lag shrinks: wide enough; no more growth, and no narrowing before it is gone.
-    const draining = [1_500, 1_000, 600].map((lag) => w.run(1, 64 / 0.15, 150, lag));
-    expect(draining).toEqual([64, 64, 64]);
+    const draining = [1_500, 1_000, 600].map((lag) => w.run(1, 36 / 0.15, 150, lag));
+    expect(draining).toEqual([36, 36, 36]);
     expect(w.run(20, 100, 150)).toBe(18);
   });
 
-  it('stops doubling when a wider pool brings no more answers (the bottleneck is elsewhere)', () => {
+  it('stops growing when a wider pool brings no more answers (the bottleneck is elsewhere)', () => {
     const w = world();
     // 100 answers a second however wide the pool: the bot's CPU or the database is the limit.
     const widths = [1, 2, 3, 4].map((s) => w.run(1, 100, 150, 1_000 * s));
-    expect(widths).toEqual([32, 32, 32, 32]);
+    expect(widths).toEqual([24, 24, 24, 24]);
   });
 
   it('does not grow on a lag when the pool had free slots (the bottleneck is elsewhere)', () => {
