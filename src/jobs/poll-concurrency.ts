@@ -7,8 +7,9 @@
  * stay batched). It narrows by a tenth a window at most: a quiet second between bursts of
  * due jobs is no reason to drop the slots the next burst needs. While the pool is full and jobs are claimed late, the polls answered are
  * fewer than the polls due: the width grows by half each window while the lag grows and
- * the last growth brought more answers (when it did not, the bottleneck is elsewhere: the
- * bot's CPU, the database), holds while the lag shrinks (the backlog drains), then settles back
+ * the last growth brought more answers (when it did not, the bottleneck may be elsewhere,
+ * the bot's CPU or the database: it tries again every third window), holds while the lag
+ * shrinks (the backlog drains), then settles back
  * to what the rate needs.
  * Above that sits a cap, the API's side: a 429 halves it (AIMD), a latency well above its
  * baseline (the lowest recently seen) cuts it by a quarter a window, so that the bot does
@@ -49,6 +50,8 @@ const GROWTH = 1.5;
 const SHRINK = 0.9;
 /** A growth paid off when it brought this many times the answers. */
 const PAID_OFF = 1.2;
+/** Each window without growth lowers that bar, so that a noisy window does not stop growth. */
+const RETRY = 0.85;
 /** "Well above the baseline": this many times it, and by more than `LATENCY_SLACK_MS`. */
 const CONGESTED = 2;
 const LATENCY_SLACK_MS = 50;
@@ -101,7 +104,7 @@ export function createPollConcurrency(o: PollConcurrencyOptions): PollConcurrenc
     const want = late
       ? Math.ceil(width * (grow ? GROWTH : 1))
       : Math.max(Math.ceil(rate * (mean / 1000) * HEADROOM), Math.floor(width * SHRINK));
-    grewAt = grow ? rate : late ? grewAt : 0;
+    grewAt = grow ? rate : late ? grewAt * RETRY : 0;
     width = Math.min(cap, Math.max(floor, want));
     lastLagMs = lagMs;
     from = t;
