@@ -2,18 +2,18 @@
  * How many polls the poller keeps in flight. Pure logic: the pool reports what it sees
  * (each GET's latency, how late jobs were claimed, a full pool, a 429) and asks `width()`.
  *
- * Once a window (a second), the width is set by Little's law: polls in flight = polls a
- * second × seconds a poll takes, with a fifth more for bursts, never under `floor` (claims
- * stay batched). It narrows by a tenth a window at most: a quiet second between bursts of
- * due jobs is no reason to drop the slots the next burst needs. While the pool is full and jobs are claimed late, the polls answered are
- * fewer than the polls due: the width grows by half each window while the lag grows and
- * the last growth brought more answers (when it did not, the bottleneck may be elsewhere,
- * the bot's CPU or the database: it tries again every third window), holds while the lag
- * shrinks (the backlog drains), then settles back
- * to what the rate needs.
- * Above that sits a cap, the API's side: a 429 halves it (AIMD), a latency well above its
- * baseline (the lowest recently seen) cuts it by a quarter a window, so that the bot does
- * not pile onto a struggling API; each clean window it grows back by a tenth.
+ * Once a window (a second) the width is reconsidered:
+ * - Keeping up: Little's law, polls in flight = polls answered a second × seconds a GET
+ *   takes, a fifth more for bursts, never under `floor` (claims stay batched). It narrows
+ *   by a tenth a window at most: a quiet second between bursts of due jobs is no reason to
+ *   drop the slots the next burst needs.
+ * - Behind (the pool full, jobs claimed late): what is answered is what the pool can do,
+ *   not what is due. The width grows by half each window while the lag grows and the last
+ *   growth brought more answers (when it did not, the limit may be elsewhere, the bot's CPU
+ *   or the database: it tries again every third window), and holds while the lag shrinks.
+ * - The API's side caps it: a 429 halves the cap (AIMD), a latency well above its baseline
+ *   (the lowest seen lately) cuts it by a quarter a window, so that the bot does not pile
+ *   onto a struggling API; each healthy window it grows back by a tenth.
  */
 export interface PollConcurrencyOptions {
   /** The ceiling (`POLL_CONCURRENCY_MAX`). */
