@@ -1,7 +1,8 @@
-import { afterEach, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import type { RecordedRequest } from '../fakes/api-emulator.ts';
 import { CHANNEL, Harness, USER } from '../helpers/harness.ts';
 import { eventually } from '../helpers/net.ts';
+import { postgresAvailable } from '../helpers/postgres.ts';
 
 const JOBS = 150;
 const GET_MS = 500;
@@ -53,36 +54,40 @@ async function seedDueJobs(harness: Harness): Promise<void> {
 }
 
 const peak = (xs: number[]) => xs.reduce((a, b) => Math.max(a, b), 0);
+const engines = postgresAvailable ? (['sqlite', 'postgres'] as const) : (['sqlite'] as const);
 
-it('widens the poll pool past 16 when many jobs are due at a slow API, and narrows it on 429s', async () => {
-  h = await Harness.create({
-    env: { POLL_INTERVAL_MS: '2000', POLL_MAX_INTERVAL_MS: '4000', POLL_CONCURRENCY_MAX: '64' },
+describe.each(engines)('the poll pool (%s)', (engine) => {
+  it('widens the poll pool past 16 when many jobs are due at a slow API, and narrows it on 429s', async () => {
+    h = await Harness.create({
+      engine,
+      env: { POLL_INTERVAL_MS: '2000', POLL_MAX_INTERVAL_MS: '4000', POLL_CONCURRENCY_MAX: '64' },
+    });
+    const harness = h;
+    await seedDueJobs(harness);
+    // 75 polls a second at 500 ms a GET: 38 in flight; 16 slots answer 32 a second.
+    harness.api.setLatency('get', GET_MS);
+    const inFlight = watchInFlight(harness.api);
+    await harness.start();
+
+    await eventually(() => peak(inFlight) > 20, 'well over 16 GETs in flight at once', 15_000);
+
+    // The API starts refusing: every GET answers 429 (Retry-After 1 s). Each pause halves the pool.
+    harness.api.inject('get', { status: 429, retryAfterSec: 1 }, 1_000_000);
+    const pauses = () => harness.logLines().filter((l) => l.msg === 'poll.rate_limited');
+    await eventually(() => pauses().length >= 3, 'three pauses for 429s', 15_000);
+    const widths = pauses().map((l) => Number(l.width));
+    expect(widths.slice(1).every((w, i) => w < (widths[i] ?? 0))).toBe(true);
+    const narrow = widths.at(-1) ?? 0;
+    expect(narrow).toBeLessThanOrEqual(Math.floor((widths[0] ?? 0) / 4));
+    expect(harness.logLines().some((l) => l.msg === 'poll.narrowed')).toBe(true);
+
+    // Healthy again: the pool comes back a little at a time, not all at once.
+    const wide = peak(inFlight);
+    harness.api.clearFaults();
+    const from = inFlight.length;
+    await eventually(() => inFlight.length >= from + 40, 'polling again', 15_000);
+    const after = peak(inFlight.slice(from, from + 40));
+    expect(after).toBeLessThanOrEqual(2 * narrow);
+    expect(after).toBeLessThan(wide);
   });
-  const harness = h;
-  await seedDueJobs(harness);
-  // 75 polls a second at 500 ms a GET: 38 in flight; 16 slots answer 32 a second.
-  harness.api.setLatency('get', GET_MS);
-  const inFlight = watchInFlight(harness.api);
-  await harness.start();
-
-  await eventually(() => peak(inFlight) > 20, 'well over 16 GETs in flight at once', 15_000);
-
-  // The API starts refusing: every GET answers 429 (Retry-After 1 s). Each pause halves the pool.
-  harness.api.inject('get', { status: 429, retryAfterSec: 1 }, 1_000_000);
-  const pauses = () => harness.logLines().filter((l) => l.msg === 'poll.rate_limited');
-  await eventually(() => pauses().length >= 3, 'three pauses for 429s', 15_000);
-  const widths = pauses().map((l) => Number(l.width));
-  expect(widths.slice(1).every((w, i) => w < (widths[i] ?? 0))).toBe(true);
-  const narrow = widths.at(-1) ?? 0;
-  expect(narrow).toBeLessThanOrEqual(Math.floor((widths[0] ?? 0) / 4));
-  expect(harness.logLines().some((l) => l.msg === 'poll.narrowed')).toBe(true);
-
-  // Healthy again: the pool comes back a little at a time, not all at once.
-  const wide = peak(inFlight);
-  harness.api.clearFaults();
-  const from = inFlight.length;
-  await eventually(() => inFlight.length >= from + 40, 'polling again', 15_000);
-  const after = peak(inFlight.slice(from, from + 40));
-  expect(after).toBeLessThanOrEqual(2 * narrow);
-  expect(after).toBeLessThan(wide);
 });
