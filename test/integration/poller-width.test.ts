@@ -56,20 +56,25 @@ async function seedDueJobs(harness: Harness): Promise<void> {
 const peak = (xs: number[]) => xs.reduce((a, b) => Math.max(a, b), 0);
 const engines = postgresAvailable ? (['sqlite', 'postgres'] as const) : (['sqlite'] as const);
 
+/** The real bot on `JOBS` due jobs at a slow API, once its pool is well past 16 wide. */
+async function widened(engine: 'sqlite' | 'postgres') {
+  h = await Harness.create({
+    engine,
+    env: { POLL_INTERVAL_MS: '2000', POLL_MAX_INTERVAL_MS: '4000', POLL_CONCURRENCY_MAX: '64' },
+  });
+  const harness = h;
+  await seedDueJobs(harness);
+  // 75 polls a second at 500 ms a GET: 38 in flight; 16 slots answer 32 a second.
+  harness.api.setLatency('get', GET_MS);
+  const inFlight = watchInFlight(harness.api);
+  await harness.start();
+  await eventually(() => peak(inFlight) > 20, 'well over 16 GETs in flight at once', 15_000);
+  return { harness, inFlight };
+}
+
 describe.each(engines)('the poll pool (%s)', (engine) => {
   it('widens the poll pool past 16 when many jobs are due at a slow API, and narrows it on 429s', async () => {
-    h = await Harness.create({
-      engine,
-      env: { POLL_INTERVAL_MS: '2000', POLL_MAX_INTERVAL_MS: '4000', POLL_CONCURRENCY_MAX: '64' },
-    });
-    const harness = h;
-    await seedDueJobs(harness);
-    // 75 polls a second at 500 ms a GET: 38 in flight; 16 slots answer 32 a second.
-    harness.api.setLatency('get', GET_MS);
-    const inFlight = watchInFlight(harness.api);
-    await harness.start();
-
-    await eventually(() => peak(inFlight) > 20, 'well over 16 GETs in flight at once', 15_000);
+    const { harness, inFlight } = await widened(engine);
 
     // The API starts refusing: every GET answers 429 (Retry-After 1 s). Each pause halves the pool.
     harness.api.inject('get', { status: 429, retryAfterSec: 1 }, 1_000_000);
@@ -89,5 +94,17 @@ describe.each(engines)('the poll pool (%s)', (engine) => {
     const after = peak(inFlight.slice(from, from + 40));
     expect(after).toBeLessThanOrEqual(2 * narrow);
     expect(after).toBeLessThan(wide);
+  });
+
+  it('narrows the pool when the API slows down well past its usual latency', async () => {
+    const { harness } = await widened(engine);
+    const narrowed = () =>
+      harness.logLines().filter((l) => l.msg === 'poll.narrowed' && Number(l.latencyMs) >= 1_000);
+    // Struggling: answers take 1.8 s (the bot's GETs give up at 2 s). More polls in flight
+    // would keep the rate up, and pile onto it.
+    harness.api.setLatency('get', 1_800);
+    const cut = await eventually(() => narrowed()[0], 'the pool narrowed for latency', 15_000);
+    expect(Number(cut.cap)).toBeLessThan(64);
+    expect(Number(cut.latencyMs)).toBeGreaterThan(2 * Number(cut.baselineMs));
   });
 });
