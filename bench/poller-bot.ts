@@ -9,7 +9,7 @@ import { WebClient } from '@slack/web-api';
 import { ApiClient } from '../src/api/client.ts';
 import type { Loop } from '../src/jobs/loop.ts';
 import { startNotifier } from '../src/jobs/notifier.ts';
-import { startPoller } from '../src/jobs/poller.ts';
+import { type Poller, startPoller } from '../src/jobs/poller.ts';
 import { noJobMetrics } from '../src/jobs/ports.ts';
 import { createSlackJobChat } from '../src/slack/chat.ts';
 import { openPostgresStore } from '../src/store/postgres.ts';
@@ -40,7 +40,7 @@ export interface BotSettings {
 
 const silent = silentLogger();
 let store: Store | undefined;
-let running: { poller: Loop; notifier: Loop; api: ApiClient } | undefined;
+let running: { poller: Poller; notifier: Loop; api: ApiClient } | undefined;
 let oldThreads = new Set<number>();
 const oldDelays: number[] = [];
 const lags: number[] = [];
@@ -69,8 +69,11 @@ serve({
     return Math.round(process.memoryUsage().rss / MB);
   },
 
-  /** Starts polling at `t0`; answers once the window is over (the poller keeps going). */
-  async run(a: { t0: number; windowMs: number; slices: number }): Promise<Slice[]> {
+  /**
+   * Starts polling `warmMs` before `t0` (the pool widens to what the load needs), measures
+   * from `t0`; answers once the window is over (the poller keeps going).
+   */
+  async run(a: { t0: number; warmMs: number; windowMs: number; slices: number }): Promise<Slice[]> {
     if (!store || !settings) throw new Error('open first');
     const s = settings;
     const base = store;
@@ -79,7 +82,7 @@ serve({
       ...base,
       recordPolls(ps) {
         for (const p of ps)
-          if (p.schedule.nextPollAt !== null && oldThreads.has(p.threadId))
+          if (p.schedule.nextPollAt !== null && oldThreads.has(p.threadId) && p.now >= a.t0)
             oldDelays.push(p.schedule.nextPollAt - p.now);
         return base.recordPolls(ps);
       },
@@ -102,13 +105,13 @@ serve({
     const metrics = {
       ...noJobMetrics,
       poll: (_: string, lagMs: number) => {
+        if (Date.now() < a.t0) return;
         lags.push(lagMs);
         sliceLags.push(lagMs);
       },
     };
     const loop = monitorEventLoopDelay({ resolution: 10 });
-    await sleep(a.t0 - Date.now());
-    loop.enable();
+    await sleep(a.t0 - a.warmMs - Date.now());
     const poller = startPoller({
       store: watched,
       api,
@@ -116,10 +119,16 @@ serve({
       backoff: { baseMs: s.baseMs, maxMs: s.maxMs },
       owner,
       leaseMs: s.leaseMs,
+      // BENCH_POLL_CONCURRENCY_MAX=16 is the fixed pool of 16 this replaced: a before/after.
+      ...(process.env.BENCH_POLL_CONCURRENCY_MAX
+        ? { concurrency: Number(process.env.BENCH_POLL_CONCURRENCY_MAX) }
+        : {}),
       metrics,
       onChange: () => notifier.kick(),
     });
     running = { poller, notifier, api };
+    await sleep(a.t0 - Date.now());
+    loop.enable();
     let gcMaxMs = 0;
     const gcs = new PerformanceObserver((list) => {
       for (const e of list.getEntries()) gcMaxMs = Math.max(gcMaxMs, e.duration);
@@ -148,6 +157,8 @@ serve({
         loopMaxMs: loop.max / 1e6,
         lagP99Ms: percentile(sliceLags, 99),
         gcMaxMs,
+        width: poller.pool().width,
+        getMs: poller.pool().latencyMs,
       });
     }
     gcs.disconnect();

@@ -7,7 +7,7 @@
  * completes: the first GET that saw the change, and the announcement that said it.
  */
 import { ApiClient } from '../src/api/client.ts';
-import { ApiEmulator } from '../test/fakes/api-emulator.ts';
+import { ApiEmulator, type RecordedRequest } from '../test/fakes/api-emulator.ts';
 import { FakeSlack } from '../test/fakes/slack.ts';
 import { silentLogger } from './measure.ts';
 import {
@@ -27,6 +27,18 @@ let gets: GetSeen[] = [];
 const watching = new Map<string, Completion & { seq: number }>();
 const timers = new Set<NodeJS.Timeout>();
 let drainTimer: NodeJS.Timeout | undefined;
+/** The bot's GETs not answered yet, and how many there were as each arrived. */
+const open = new Set<RecordedRequest>();
+const openAtArrival = new WeakMap<RecordedRequest, number>();
+
+function arrived(r: RecordedRequest): void {
+  // Not the naive poller's: only the bot's pool is measured.
+  if (r.kind !== 'get' || decodeURIComponent(r.path.split('/').at(-1) ?? '').startsWith('n'))
+    return;
+  for (const o of open) if (o.answeredAt !== null) open.delete(o);
+  open.add(r);
+  openAtArrival.set(r, open.size);
+}
 
 /** Folds the emulator's request log into compact counts, so that it does not grow. */
 function drain(): void {
@@ -34,7 +46,7 @@ function drain(): void {
   for (const [i, r] of api.requests.entries()) {
     if (r.kind !== 'get') continue;
     const id = decodeURIComponent(r.path.split('/').at(-1) ?? '');
-    gets.push({ cohort: id[0] ?? '?', at: r.at });
+    gets.push({ cohort: id[0] ?? '?', at: r.at, inFlight: openAtArrival.get(r) ?? 0 });
     const w = watching.get(id);
     if (w && w.detectedAt === null && drained + i >= w.seq) w.detectedAt = r.at;
   }
@@ -55,6 +67,8 @@ serve({
   async start(a: { latencyMs: number }) {
     api = await ApiEmulator.start({ apiKey: API_KEY, projectId: PROJECT });
     api.setLatency('get', a.latencyMs);
+    open.clear();
+    api.onRequest(arrived);
     slack = await FakeSlack.start();
     drained = 0;
     gets = [];

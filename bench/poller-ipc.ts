@@ -18,6 +18,8 @@ export const NAIVE_INTERVAL_MS = 5_000;
 export interface GetSeen {
   cohort: string;
   at: number;
+  /** GETs the emulator held, unanswered, when this one arrived (itself included). */
+  inFlight: number;
 }
 
 export interface Completion {
@@ -37,6 +39,10 @@ export interface Slice {
   lagP99Ms: number;
   /** The longest garbage collection pause. */
   gcMaxMs: number;
+  /** How many polls the poller's pool kept in flight at the end of the slice. */
+  width: number;
+  /** The mean GET latency the pool saw (the API's, plus the bot's own queueing). */
+  getMs: number;
 }
 
 export interface BotReport {

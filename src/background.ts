@@ -65,6 +65,7 @@ export function startBackground(deps: {
     backoff: { baseMs: config.poll.intervalMs, maxMs: config.poll.maxIntervalMs },
     owner,
     leaseMs: config.leaseMs,
+    concurrency: config.poll.concurrencyMax,
     metrics,
     now,
     ...(opts.followUpGraceMs === undefined ? {} : { followUpGraceMs: opts.followUpGraceMs }),

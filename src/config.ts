@@ -157,6 +157,15 @@ const EnvSchema = z.object({
   }),
   POLL_INTERVAL_MS: positiveInt(5000),
   POLL_MAX_INTERVAL_MS: positiveInt(60_000),
+  POLL_CONCURRENCY_MAX: z.preprocess(
+    (v) => (typeof v === 'string' && v.trim() === '' ? undefined : v),
+    z.coerce
+      .number({ error: 'must be a whole number' })
+      .int({ error: 'must be a whole number' })
+      .min(1, { error: 'must be at least 1' })
+      .max(1000, { error: 'must be at most 1000' })
+      .default(128),
+  ),
   LEASE_MS: positiveInt(30_000, { ms: 1_000, why: 'a poll must fit inside its lease' }),
   SLACK_TIMEOUT_MS: positiveInt(15_000, { ms: 500, why: 'a Slack call takes a few hundred ms' }),
   DIGEST_CHANNEL: optionalString,
@@ -241,7 +250,8 @@ export interface Config {
    * connection; background loops give up on a store call after twice this.
    */
   databaseTimeoutMs: number;
-  poll: { intervalMs: number; maxIntervalMs: number };
+  /** `concurrencyMax`: the most polls in flight (the pool adapts below it). */
+  poll: { intervalMs: number; maxIntervalMs: number; concurrencyMax: number };
   /** How long a replica's claim on shared work lasts before another may take it over. */
   leaseMs: number;
   digest: { channel: string | undefined; cron: string; timeZone: string };
@@ -314,7 +324,11 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       adminUsers: e.ADMIN_USERS,
       databaseUrl: e.DATABASE_URL,
       databaseTimeoutMs: e.DATABASE_TIMEOUT_MS,
-      poll: { intervalMs: e.POLL_INTERVAL_MS, maxIntervalMs: e.POLL_MAX_INTERVAL_MS },
+      poll: {
+        intervalMs: e.POLL_INTERVAL_MS,
+        maxIntervalMs: e.POLL_MAX_INTERVAL_MS,
+        concurrencyMax: e.POLL_CONCURRENCY_MAX,
+      },
       leaseMs: e.LEASE_MS,
       digest: { channel: e.DIGEST_CHANNEL, cron: e.DIGEST_CRON, timeZone: e.DIGEST_TIMEZONE },
       visitors: {

@@ -17,7 +17,11 @@ describe('loadConfig', () => {
     expect(r.config.port).toBe(3000);
     expect(r.config.api.baseUrl).toBe('https://api.mintlify.com');
     expect(r.config.databaseUrl).toBe('sqlite:./data/bot.sqlite');
-    expect(r.config.poll).toEqual({ intervalMs: 5000, maxIntervalMs: 60000 });
+    expect(r.config.poll).toEqual({
+      intervalMs: 5000,
+      maxIntervalMs: 60000,
+      concurrencyMax: 128,
+    });
     expect(r.config.digest).toEqual({ channel: undefined, cron: '0 9 * * 1', timeZone: 'UTC' });
     expect(r.config.logLevel).toBe('info');
     expect(r.config.visitors).toEqual({ maxRequests: 20 });
@@ -142,6 +146,15 @@ describe('loadConfig', () => {
     expect(short.ok ? [] : short.problems).toEqual([
       'DATABASE_TIMEOUT_MS must be at least 500 (a healthy database answers well within it, even under load)',
     ]);
+  });
+
+  it('reads POLL_CONCURRENCY_MAX with a default of 128 and refuses nonsense', () => {
+    const r = loadConfig(valid);
+    expect(r.ok && r.config.poll.concurrencyMax).toBe(128);
+    const set = loadConfig({ ...valid, POLL_CONCURRENCY_MAX: '32' });
+    expect(set.ok && set.config.poll.concurrencyMax).toBe(32);
+    const zero = loadConfig({ ...valid, POLL_CONCURRENCY_MAX: '0' });
+    expect(zero.ok ? [] : zero.problems).toEqual(['POLL_CONCURRENCY_MAX must be at least 1']);
   });
 
   it('reads per-project keys and admins as comma-separated lists, never echoing a key', () => {

@@ -30,6 +30,8 @@ export interface JobPollDeps {
   stopping: AbortSignal;
   /** The service answered 429: every poll of this process waits; answers until when. */
   rateLimited: (err: RateLimited, jobId: string) => number;
+  /** The GET ended, other than by a 429 or a stop, after `ms`: the pool's width follows it. */
+  timed: (ms: number) => void;
   now: () => number;
   random: (() => number) | undefined;
 }
@@ -74,9 +76,12 @@ export function createJobPoll(deps: JobPollDeps) {
           }),
         deps.stopping,
       );
+      deps.timed(performance.now() - started);
       return await answered(thread, jobId, toSnapshot(job), started);
     } catch (err) {
       if (deps.stopping.aborted) return undefined;
+      if (err instanceof ApiError && !(err instanceof RateLimited))
+        deps.timed(performance.now() - started);
       if (err instanceof NotFound) return lost(thread, jobId);
       if (!(err instanceof ApiError)) throw err;
       return failed(thread, jobId, err);

@@ -4,6 +4,7 @@ import type { Logger } from '../log.ts';
 import type { JobThread, Store } from '../store/types.ts';
 import type { BackoffOptions } from './backoff.ts';
 import { type Loop, startLoop } from './loop.ts';
+import { createPollConcurrency } from './poll-concurrency.ts';
 import { createJobPoll } from './poll-job.ts';
 import { createPollWriter } from './poll-writer.ts';
 import { type JobMetrics, noJobMetrics } from './ports.ts';
@@ -22,7 +23,10 @@ export interface PollerDeps {
    * no other replica polls the job meanwhile; a dead replica's jobs are taken over after.
    */
   leaseMs: number;
-  /** Jobs polled at the same time, at most (default 16). */
+  /**
+   * Jobs polled at the same time, at most (`POLL_CONCURRENCY_MAX`, default 128). Within it
+   * the width follows the API's latency and answers: see poll-concurrency.ts.
+   */
   concurrency?: number;
   /**
    * How long one poll's GET may take before its slot goes to the next job (one attempt, no
@@ -48,7 +52,7 @@ export interface PollerDeps {
 }
 
 const CRASH_PAUSE_MS = 1_000;
-const DEFAULT_CONCURRENCY = 16;
+const DEFAULT_CONCURRENCY = 128;
 /** How long a poll's outcome may wait for others to share its transaction. */
 const WRITE_WAIT_MS = 5;
 /** A longer Retry-After is taken as this: one odd header must not stop polling for hours. */
@@ -59,18 +63,30 @@ const MAX_PAUSE_MS = 15 * 60_000;
  */
 const MAX_PASS_GAP_MS = 50;
 
+export interface Poller extends Loop {
+  /** How many polls the pool keeps in flight now, and the GET latency it sees. */
+  pool(): { width: number; latencyMs: number };
+}
+
 /**
- * Watches every unfinished job from one loop feeding a pool of at most `concurrency` polls:
- * as soon as a poll ends, the next due job is claimed (leased) and polled, so one slow job
- * holds up one slot, not the others. Outcomes are recorded in small batches before
- * anything is said in Slack; the notifier announces from the outbox. A 429 pauses every
- * poll of this process until its Retry-After.
+ * Watches every unfinished job from one loop feeding a pool of polls: as soon as a poll
+ * ends, the next due job is claimed (leased) and polled, so one slow job holds up one slot,
+ * not the others. The pool is as wide as the polls due and the API's latency need, up to
+ * `concurrency`, and narrower when the API answers 429 or slows down. Outcomes are recorded
+ * in small batches before anything is said in Slack; the notifier announces from the
+ * outbox. A 429 also pauses every poll of this process until its Retry-After.
  */
-export function startPoller(deps: PollerDeps): Loop {
+export function startPoller(deps: PollerDeps): Poller {
   const { store, backoff, owner } = deps;
   const log = deps.log.child({ component: 'poller' });
   const now = deps.now ?? Date.now;
   const concurrency = Math.max(1, deps.concurrency ?? DEFAULT_CONCURRENCY);
+  const pool = createPollConcurrency({
+    max: concurrency,
+    // Behind by a tenth of the first delay (half a second at most): young jobs fall late.
+    lagToleranceMs: Math.min(500, backoff.baseMs / 10),
+    now,
+  });
   const metrics = deps.metrics ?? noJobMetrics;
   // Aborted on stop, so that shutdown does not wait out a slow API.
   const stopping = new AbortController();
@@ -86,14 +102,17 @@ export function startPoller(deps: PollerDeps): Loop {
   let backlog = false;
   const passGapMs = Math.min(MAX_PASS_GAP_MS, Math.floor(backoff.baseMs / 20));
   /** Under a backlog, slots are refilled a few at a time, not one claim per poll that ends. */
-  const refill = Math.max(1, Math.floor(concurrency / 4));
+  const refill = () => Math.max(1, Math.floor(pool.width() / 4));
   const alarm = createAlarm(() => loop.kick(), now);
 
   function rateLimited(err: RateLimited, jobId: string): number {
     const until = now() + Math.min(err.retryAfterMs, MAX_PAUSE_MS);
     if (until <= pausedUntil) return pausedUntil;
     if (pausedUntil <= now()) {
-      log.warn({ jobId, retryAfterMs: err.retryAfterMs }, 'poll.rate_limited');
+      // A new pause halves the pool; the polls that meet the same 429 do not cut it again.
+      pool.rateLimited();
+      const width = pool.width();
+      log.warn({ jobId, retryAfterMs: err.retryAfterMs, width }, 'poll.rate_limited');
       metrics.pollsPaused(until - now());
     }
     pausedUntil = until;
@@ -122,6 +141,7 @@ export function startPoller(deps: PollerDeps): Loop {
     },
     stopping: stopping.signal,
     rateLimited,
+    timed: (ms) => pool.answered(ms),
     now,
     random: deps.random,
   });
@@ -129,6 +149,7 @@ export function startPoller(deps: PollerDeps): Loop {
   /** Polls a claimed job in a slot of its own. */
   function dispatch(thread: JobThread, claimedAt: number): void {
     const lagMs = Math.max(0, now() - (thread.nextPollAt ?? now()));
+    pool.claimed(lagMs);
     const work = (async () => {
       try {
         if (pausedUntil > now()) {
@@ -148,18 +169,39 @@ export function startPoller(deps: PollerDeps): Loop {
       }
     })().finally(() => {
       inHand.delete(work);
-      if (backlog && concurrency - inHand.size >= refill) loop.kick();
+      if (backlog && pool.width() - inHand.size >= refill()) loop.kick();
     });
     inHand.add(work);
   }
 
+  let cap = concurrency;
+  /** Says when the API's side (a 429, a slowdown) narrowed the pool; once per cut. */
+  function watchCap(): void {
+    const state = pool.state();
+    if (state.cap < cap)
+      log.warn(
+        {
+          width: state.width,
+          cap: state.cap,
+          latencyMs: Math.round(state.latencyMs),
+          baselineMs: Math.round(state.baselineMs),
+        },
+        'poll.narrowed',
+      );
+    cap = state.cap;
+  }
+
   async function pass(): Promise<number | null> {
     alarm.planning();
+    watchCap();
     const hold = Math.max(pausedUntil, crashedUntil) - now();
     if (hold > 0) return alarm.planned(hold);
-    const free = concurrency - inHand.size;
+    const free = pool.width() - inHand.size;
     backlog = free <= 0;
-    if (backlog) return alarm.planned(null);
+    if (backlog) {
+      pool.full();
+      return alarm.planned(null);
+    }
     // Claim only what is polled now: a job leased and left waiting could outlive its lease.
     const claimedAt = now();
     const batch = await store.claimDueJobs(claimedAt, free, {
@@ -168,7 +210,10 @@ export function startPoller(deps: PollerDeps): Loop {
     });
     for (const thread of batch) dispatch(thread, claimedAt);
     backlog = batch.length === free;
-    if (backlog) return alarm.planned(null);
+    if (backlog) {
+      pool.full();
+      return alarm.planned(null);
+    }
     const next = await store.nextDueAt();
     return alarm.planned(next === null ? null : Math.max(passGapMs, next - now()));
   }
@@ -178,6 +223,7 @@ export function startPoller(deps: PollerDeps): Loop {
   return {
     kick: loop.kick,
     kickAt: loop.kickAt,
+    pool: () => ({ width: pool.width(), latencyMs: pool.state().latencyMs }),
     async stop() {
       stopping.abort(new Error('poller stopping'));
       await loop.stop();
