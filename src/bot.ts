@@ -28,7 +28,7 @@ import { recordThreadReplies } from './slack/listeners/thread-replies.ts';
 import { openStore } from './store/open.ts';
 import type { Store } from './store/types.ts';
 import { createTeardown, drainInflight, settleAbandoned, type Teardown } from './teardown.ts';
-import { createWorkQueue } from './work-queue.ts';
+import { createWorkLanes, DEFAULT_LANES, type LaneSize, type WorkLanes } from './work-queue.ts';
 
 /** Documented budgets of the service: per project per hour (agent), per organisation per hour (analytics). */
 export const AGENT_USES_PER_HOUR = 100;
@@ -45,8 +45,10 @@ export interface BotOptions {
   troubleAfterMs?: number;
   pendingRootMs?: number;
   digest?: { staleClaimMs?: number; retryMs?: number; catchUpMs?: number };
-  /** The work queue after acks (tests fill it to see the busy answer). */
-  work?: { concurrency: number; capacity: number };
+  /** The starts lane after acks (tests fill it to see the busy answer). */
+  work?: LaneSize;
+  /** The other lanes' sizes (tests). */
+  lanes?: Partial<Record<keyof WorkLanes, LaneSize>>;
   /** Tests keep a handle on the store this way (to take the database away from a running bot). */
   openStore?: (databaseUrl: string, log: Logger) => Promise<Store>;
 }
@@ -86,12 +88,6 @@ export async function startBot(config: Config, opts: BotOptions = {}): Promise<B
   }
   return { log, stop: teardown.run };
 }
-
-/**
- * Work after an ack: a few at once (each mostly waits on Slack and the API; one at a time
- * while requests keep arriving), and a backlog large enough for any burst of commands.
- */
-const FOLLOW_ON_WORK = { concurrency: 4, capacity: 5_000 };
 
 /** Builds and starts every part; each registers its stop as soon as it exists. */
 async function assemble(config: Config, opts: BotOptions, log: Logger, teardown: Teardown) {
@@ -163,7 +159,16 @@ async function assemble(config: Config, opts: BotOptions, log: Logger, teardown:
   });
   const { reports, poster, insights, insightsPoster } = reporting;
   const timeZone = config.digest.timeZone;
-  const work = createWorkQueue({ ...(opts.work ?? FOLLOW_ON_WORK), inflight, log });
+  // Work after an ack, in lanes: answers never wait behind starts, starts (I/O) run
+  // START_CONCURRENCY at once, reports (CPU) are throttled while requests keep arriving.
+  const work = createWorkLanes({
+    inflight,
+    log,
+    sizes: {
+      ...opts.lanes,
+      starts: opts.work ?? { ...DEFAULT_LANES.starts, concurrency: config.startConcurrency },
+    },
+  });
   const jobStatus = createJobStatus({ store, budget: budgets.agentFor, projects });
   const buttons = {
     retry: createRetries({

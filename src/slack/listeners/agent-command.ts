@@ -6,7 +6,7 @@ import type { JobStatus } from '../../jobs/status.ts';
 import type { Logger } from '../../log.ts';
 import { decodeSlackText } from '../../mrkdwn.ts';
 import type { Projects } from '../../projects.ts';
-import type { WorkQueue } from '../../work-queue.ts';
+import type { WorkLanes } from '../../work-queue.ts';
 import { AGENT_USAGE } from '../blocks.ts';
 import { readCommand } from './command-payload.ts';
 
@@ -38,7 +38,7 @@ export function registerAgentCommand(
     doctor?: (teamId: string, channelId: string) => Promise<string>;
     log: Logger;
     inflight: Inflight;
-    work: WorkQueue;
+    work: WorkLanes;
   },
 ): void {
   const log = deps.log.child({ component: 'agent-command' });
@@ -59,7 +59,7 @@ export function registerAgentCommand(
     if (STATUS.test(prompt)) {
       await ack();
       const reply = async () => tell(await deps.jobStatus(team_id, channel_id, user_id));
-      if (!deps.work.offer('command.status', reply)) await reply();
+      if (!deps.work.answers.offer('command.status', reply)) await reply();
       log.info({ channelId: channel_id, userId: user_id }, 'command.status');
       return;
     }
@@ -74,24 +74,24 @@ export function registerAgentCommand(
         log.info({ ...who, changed: r.changed }, 'command.project_change');
         await tell(r.text);
       };
-      if (!deps.work.offer('command.project', reply)) await reply();
+      if (!deps.work.answers.offer('command.project', reply)) await reply();
       return;
     }
     const doctor = deps.doctor;
     if (doctor && DOCTOR.test(prompt)) {
       await ack();
       const reply = async () => tell(await doctor(team_id, channel_id));
-      if (!deps.work.offer('command.doctor', reply)) await reply();
+      if (!deps.work.answers.offer('command.doctor', reply)) await reply();
       log.info({ channelId: channel_id, userId: user_id }, 'command.doctor');
       return;
     }
-    if (!deps.work.hasRoom()) {
+    if (!deps.work.starts.hasRoom()) {
       await ack({ response_type: 'ephemeral', text: BUSY_TEXT });
       log.warn({ channelId: channel_id, userId: user_id }, 'command.busy');
       return;
     }
     await ack();
-    deps.work.offer('job.start', () =>
+    deps.work.starts.offer('job.start', () =>
       deps.jobs.startJob(
         {
           teamId: team_id,
