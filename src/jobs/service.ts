@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import type { Budget } from '../api/budget.ts';
+import type { Budget, BudgetSlot } from '../api/budget.ts';
 import type { ApiClient } from '../api/client.ts';
-import { ApiError } from '../api/errors.ts';
+import { ApiError, BudgetExhausted } from '../api/errors.ts';
 import type { Job } from '../api/schemas.ts';
 import { ChatError, NOT_IN_CHANNEL_CODES } from '../chat-errors.ts';
 import { type ConversationKind, conversationKind, notInChannelText } from '../invite-hint.ts';
@@ -19,10 +19,11 @@ export interface JobServiceDeps {
   api: Pick<ApiClient, 'createJob' | 'sendMessage'>;
   chat: JobChat;
   /**
-   * The project's agent budget, read before anything is posted: a spent budget is told
-   * to the requester alone, with when the next slot opens, and leaves nothing in the channel.
+   * The project's agent budget: a start takes its slot before anything is posted; a spent
+   * budget is told to the requester alone, with when the next slot opens, and leaves
+   * nothing in the channel.
    */
-  budget: (projectId: string) => Pick<Budget, 'status'>;
+  budget: (projectId: string) => Pick<Budget, 'take'>;
   /** The project a channel's jobs go to. */
   projects: Pick<Projects, 'forChannel'>;
   log: Logger;
@@ -75,10 +76,12 @@ export function createJobService(deps: JobServiceDeps) {
   });
 
   /**
-   * The thread is recorded first (under a placeholder ts and a marker the root carries), then
-   * the root message goes out, so that no root is ever posted that a recovery pass cannot
-   * find; the job is created last, so none exists without a thread. If the bot cannot post
-   * in the channel, no job is created. `reply` answers the requester only.
+   * The budget slot is taken first (nothing is posted without one), then the thread is
+   * recorded (under a placeholder ts and a marker the root carries), then the root message
+   * goes out, so that no root is ever posted that a recovery pass cannot find; the job is
+   * created last, with the slot taken first, so none exists without a thread. If the bot
+   * cannot post in the channel, no job is created and the slot is given back. `reply`
+   * answers the requester only.
    */
   async function startJob(
     req: StartRequest,
@@ -97,11 +100,81 @@ export function createJobService(deps: JobServiceDeps) {
       );
       return;
     }
-    if (await budgetSpent(req, projectId, reply)) return;
+    const slot = await reserve(req, projectId, reply);
+    if (!slot) return;
+    let handedOver = false;
+    try {
+      const thread = await postRootFor(req, projectId, reply);
+      if (!thread) return;
+      handedOver = true;
+      await create(thread, started, withContext(req), slot);
+    } finally {
+      // Nothing was sent to the agent: the slot was never used.
+      if (!handedOver)
+        await slot
+          .release()
+          .catch((err: unknown) =>
+            log.warn({ err, channelId: req.channelId }, 'job.slot_release_failed'),
+          );
+    }
+  }
+
+  /**
+   * Records the thread and posts its root; the thread as recorded with the root's ts, or
+   * undefined when the start ends here (the requester told, or a recovery pass settles it).
+   */
+  async function postRootFor(
+    req: StartRequest,
+    projectId: string,
+    reply: (text: string) => Promise<void>,
+  ): Promise<JobThread | undefined> {
     const marker = randomUUID();
+    const { channelId, userId, prompt, threadTs: inThread } = req;
+    const thread = await recordThread(req, projectId, marker, reply);
+    if (!thread) return undefined;
+    let ts: string;
+    try {
+      ({ ts } = await chat.postRoot({
+        channelId,
+        userId,
+        prompt,
+        marker,
+        ...(inThread ? { threadTs: inThread } : {}),
+        ...(req.context ? { contextMessages: req.context.messages } : {}),
+        ...(req.origin ? { origin: req.origin } : {}),
+      }));
+    } catch (err) {
+      await rootNotPosted(req, thread, err, reply);
+      return undefined;
+    }
+    // If this write fails the root stays "Starting"; the recovery pass finds it by its
+    // marker and settles it. The create call is not made: nothing was sent to the agent.
+    try {
+      // False when a recovery pass gave this start up for lost meanwhile: no job then.
+      const recorded = inThread
+        ? await store.setRootTs(thread.id, ts, now())
+        : await store.setThreadTs(thread.id, ts, now());
+      if (!recorded) {
+        log.warn({ threadId: thread.id, channelId }, 'job.start_given_up');
+        return undefined;
+      }
+    } catch (err) {
+      log.error({ err, threadId: thread.id, channelId }, 'job.record_failed');
+      return undefined;
+    }
+    return inThread ? { ...thread, rootTs: ts } : { ...thread, threadTs: ts, rootTs: ts };
+  }
+
+  /** The thread, recorded under a placeholder ts; undefined (the requester told) if not. */
+  async function recordThread(
+    req: StartRequest,
+    projectId: string,
+    marker: string,
+    reply: (text: string) => Promise<void>,
+  ): Promise<JobThread | undefined> {
     const pending = `${PENDING_TS_PREFIX}${marker}`;
     const { teamId, channelId, userId, prompt, threadTs: inThread } = req;
-    let thread = await store
+    const thread = await store
       .createThread(
         {
           teamId,
@@ -117,71 +190,48 @@ export function createJobService(deps: JobServiceDeps) {
         now(),
       )
       .catch((err: unknown) => {
-        log.error({ err, channelId: req.channelId }, 'job.record_failed');
+        log.error({ err, channelId }, 'job.record_failed');
         return undefined;
       });
-    if (!thread) {
-      // One thread, one job: another mention in the same thread may have just started one.
-      const taken =
-        inThread && (await store.findThread(teamId, channelId, inThread).catch(() => undefined));
+    if (thread) return thread;
+    // One thread, one job: another mention in the same thread may have just started one.
+    const taken =
+      inThread && (await store.findThread(teamId, channelId, inThread).catch(() => undefined));
+    await reply(
+      taken
+        ? "A job is already starting in this thread, so I didn't start another. Once it has started, reply in the thread to send it more instructions."
+        : "I couldn't record the job (a storage error), so I didn't start it. Please try again.",
+    );
+    return undefined;
+  }
+
+  /** The root post failed: says so to the requester, and forgets a start Slack refused. */
+  async function rootNotPosted(
+    req: StartRequest,
+    thread: JobThread,
+    err: unknown,
+    reply: (text: string) => Promise<void>,
+  ): Promise<void> {
+    const code = err instanceof ChatError ? err.code : 'unknown';
+    log.warn({ err, channelId: req.channelId, code }, 'job.root_post_failed');
+    if (!(err instanceof ChatError && err.answered)) {
+      // The root may have been posted all the same: the recovery pass looks for it by
+      // its marker and, if it is there, marks it as not started.
       await reply(
-        taken
-          ? "A job is already starting in this thread, so I didn't start another. Once it has started, reply in the thread to send it more instructions."
-          : "I couldn't record the job (a storage error), so I didn't start it. Please try again.",
+        `Slack did not confirm my message (${code}), so I didn't start a job. If a "Starting" message shows up here, I'll mark it as not started shortly; run \`/agent\` again.`,
       );
       return;
     }
-    let ts: string;
-    try {
-      ({ ts } = await chat.postRoot({
-        channelId,
-        userId,
-        prompt,
-        marker,
-        ...(inThread ? { threadTs: inThread } : {}),
-        ...(req.context ? { contextMessages: req.context.messages } : {}),
-        ...(req.origin ? { origin: req.origin } : {}),
-      }));
-    } catch (err) {
-      const code = err instanceof ChatError ? err.code : 'unknown';
-      log.warn({ err, channelId: req.channelId, code }, 'job.root_post_failed');
-      if (!(err instanceof ChatError && err.answered)) {
-        // The root may have been posted all the same: the recovery pass looks for it by
-        // its marker and, if it is there, marks it as not started.
-        await reply(
-          `Slack did not confirm my message (${code}), so I didn't start a job. If a "Starting" message shows up here, I'll mark it as not started shortly; run \`/agent\` again.`,
-        );
-        return;
-      }
-      await store.forgetStart(thread.id);
-      await reply(
-        NOT_IN_CHANNEL_CODES.has(code)
-          ? notInChannelText(
-              'start a job',
-              conversationKind(req.channelId, req.conversation),
-              deps.botName?.(),
-            )
-          : `I couldn't post in this channel (${code}), so I didn't start a job. Please try again.`,
-      );
-      return;
-    }
-    // If this write fails the root stays "Starting"; the recovery pass finds it by its
-    // marker and settles it. The create call is not made: nothing was sent to the agent.
-    try {
-      // False when a recovery pass gave this start up for lost meanwhile: no job then.
-      const recorded = inThread
-        ? await store.setRootTs(thread.id, ts, now())
-        : await store.setThreadTs(thread.id, ts, now());
-      if (!recorded) {
-        log.warn({ threadId: thread.id, channelId: req.channelId }, 'job.start_given_up');
-        return;
-      }
-    } catch (err) {
-      log.error({ err, threadId: thread.id, channelId: req.channelId }, 'job.record_failed');
-      return;
-    }
-    thread = inThread ? { ...thread, rootTs: ts } : { ...thread, threadTs: ts, rootTs: ts };
-    await create(thread, started, withContext(req));
+    await store.forgetStart(thread.id);
+    await reply(
+      NOT_IN_CHANNEL_CODES.has(code)
+        ? notInChannelText(
+            'start a job',
+            conversationKind(req.channelId, req.conversation),
+            deps.botName?.(),
+          )
+        : `I couldn't post in this channel (${code}), so I didn't start a job. Please try again.`,
+    );
   }
 
   /**
@@ -193,11 +243,12 @@ export function createJobService(deps: JobServiceDeps) {
     thread: JobThread,
     started = performance.now(),
     prompt = thread.prompt,
+    slot?: BudgetSlot,
   ): Promise<void> {
     let job: Job;
     try {
       job = await withDeadline('job.create', deadlineMs, (signal) =>
-        api.createJob(prompt, { signal, project: thread.projectId ?? undefined }),
+        api.createJob(prompt, { signal, project: thread.projectId ?? undefined, slot }),
       );
     } catch (err) {
       if (!(err instanceof ApiError)) log.error({ err, threadId: thread.id }, 'job.create_crashed');
@@ -230,26 +281,31 @@ export function createJobService(deps: JobServiceDeps) {
   }
 
   /**
-   * True (and the requester told) when the budget is spent. Two starts racing for the last
-   * slot may both pass; the one that loses is refused by the create call itself and its root
-   * says so. A store that cannot be read lets the start go on: the create call checks again.
+   * The start's agent budget slot, taken (counted and recorded under the budget's lock, so
+   * replicas racing for the last slot cannot both have it) before anything is posted. A
+   * spent budget is told to the requester alone, with when the next slot opens, and nothing
+   * appears in the channel; so is a store that cannot be read (nothing is started then).
    */
-  async function budgetSpent(
+  async function reserve(
     req: StartRequest,
     projectId: string,
     reply: (text: string) => Promise<void>,
-  ): Promise<boolean> {
-    const budget = await deps
-      .budget(projectId)
-      .status()
-      .catch((err: unknown) => {
-        log.warn({ err }, 'job.budget_unread');
-        return undefined;
-      });
-    if (!budget || budget.nextSlotAt === null) return false;
-    log.info({ channelId: req.channelId, userId: req.userId, projectId }, 'job.budget_spent');
-    await reply(budgetSpentText(budget.limit, budget.nextSlotAt, 'create'));
-    return true;
+  ): Promise<BudgetSlot | undefined> {
+    const who = { channelId: req.channelId, userId: req.userId, projectId };
+    try {
+      return await deps.budget(projectId).take('job.create');
+    } catch (err) {
+      if (err instanceof BudgetExhausted) {
+        log.info(who, 'job.budget_spent');
+        await reply(budgetSpentText(err.limit ?? 100, err.retryAt.getTime(), 'create'));
+      } else {
+        log.error({ err, ...who }, 'job.budget_unread');
+        await reply(
+          "I couldn't check this project's agent budget (a storage error), so I didn't start a job. Please try again.",
+        );
+      }
+      return undefined;
+    }
   }
 
   const followUps = createFollowUps({ ...deps, log, now, deadlineMs, firstPoll, metrics });
