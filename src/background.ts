@@ -2,6 +2,7 @@ import { HOUR_MS } from './api/budget.ts';
 import type { ApiClient } from './api/client.ts';
 import type { BotOptions } from './bot.ts';
 import type { Config } from './config.ts';
+import type { Scheduler } from './jobs/channel-queues.ts';
 import { startLoop } from './jobs/loop.ts';
 import { startNotifier } from './jobs/notifier.ts';
 import { startPoller } from './jobs/poller.ts';
@@ -33,6 +34,8 @@ export function startBackground(deps: {
   chat: JobChat;
   owner: string;
   metrics: Metrics;
+  /** The per-channel pacer the notifier shares with job starts' root posts. */
+  scheduler?: Scheduler;
 }): Wake {
   const { config, opts, log, teardown, store, owner, metrics } = deps;
   // Once the loops below have stopped, the leases left by work they cut short are given
@@ -45,6 +48,7 @@ export function startBackground(deps: {
     owner,
     leaseMs: config.leaseMs,
     metrics,
+    ...(deps.scheduler ? { scheduler: deps.scheduler } : {}),
     ...(opts.channelGapMs === undefined ? {} : { channelGapMs: opts.channelGapMs }),
     ...(opts.updateLimit === undefined ? {} : { updateLimit: opts.updateLimit }),
   });

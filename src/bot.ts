@@ -10,8 +10,10 @@ import { slackDoctor } from './doctor-wiring.ts';
 import { createInflight } from './inflight.ts';
 import { createWatchControl } from './jobs/cancel.ts';
 import { createFollowUpForm } from './jobs/follow-up-form.ts';
+import { createNotifierScheduler } from './jobs/notifier.ts';
 import type { BucketLimit } from './jobs/rate-limits.ts';
 import { createRetries } from './jobs/retry.ts';
+import { schedulerPacer } from './jobs/root-pacer.ts';
 import { createJobService } from './jobs/service.ts';
 import { createJobStatus } from './jobs/status.ts';
 import { createLogger, type Logger } from './log.ts';
@@ -134,7 +136,14 @@ async function assemble(config: Config, opts: BotOptions, log: Logger, teardown:
     keyedProjects: Object.keys(config.api.projectKeys),
     adminUsers: config.adminUsers,
   });
-  const wake = startBackground({ config, opts, log, teardown, store, api, chat, owner, metrics });
+  // One per-channel pacer for the notifier's posts and the roots of job starts.
+  const scheduler = createNotifierScheduler({
+    log,
+    channelGapMs: opts.channelGapMs,
+    updateLimit: opts.updateLimit,
+  });
+  const background = { config, opts, log, teardown, store, api, chat, owner, metrics };
+  const wake = startBackground({ ...background, scheduler });
   const jobs = createJobService({
     store,
     api,
@@ -147,6 +156,7 @@ async function assemble(config: Config, opts: BotOptions, log: Logger, teardown:
     wake,
     metrics,
     botName: () => slack.identity()?.name,
+    pacer: schedulerPacer(scheduler, log),
   });
   startRecoveryLoop({ config, log, teardown, store, chat, jobs, wake, opts });
   const reporting = createReporting({

@@ -3,15 +3,18 @@ import type { Budget, BudgetSlot } from '../api/budget.ts';
 import type { ApiClient } from '../api/client.ts';
 import { ApiError, BudgetExhausted } from '../api/errors.ts';
 import type { Job } from '../api/schemas.ts';
-import { ChatError, NOT_IN_CHANNEL_CODES } from '../chat-errors.ts';
-import { type ConversationKind, conversationKind, notInChannelText } from '../invite-hint.ts';
 import type { Logger } from '../log.ts';
 import type { Projects } from '../projects.ts';
-import type { JobOrigin, JobThread, Store } from '../store/types.ts';
+import type { JobThread, Store } from '../store/types.ts';
 import { withDeadline } from './deadline.ts';
 import { budgetSpentText, describeFailure, startRetry } from './failures.ts';
 import { createFollowUps } from './follow-ups.ts';
 import { type JobChat, type JobMetrics, noJobMetrics, type Wake } from './ports.ts';
+import { type RootPacer, unpaced } from './root-pacer.ts';
+import { queuedText, rootSteps, type StartRequest } from './root-steps.ts';
+
+export { PENDING_TS_PREFIX, type StartRequest } from './root-steps.ts';
+
 import { toSnapshot } from './snapshot.ts';
 
 export interface JobServiceDeps {
@@ -35,33 +38,13 @@ export interface JobServiceDeps {
   leaseMs: number;
   /** Wake the notifier (and the poller, for a job to poll) after a change. */
   wake: Wake;
+  /** Root posts at Slack's per-channel pace, 429s waited out (none: posted at once). */
+  pacer?: RootPacer;
   metrics?: JobMetrics;
   now?: () => number;
   /** The bot's user name (auth.test `user`), for the "invite me" hint; unknown before start. */
   botName?: () => string | undefined;
 }
-
-export interface StartRequest {
-  teamId: string;
-  channelId: string;
-  userId: string;
-  prompt: string;
-  /**
-   * An existing thread to start the job in (a mention): the root is posted as a reply there
-   * and the job thread is keyed by this ts, so the thread's replies become follow-ups.
-   * Without it the root is a new top-level message whose own ts is the thread (`/agent`, DMs).
-   */
-  threadTs?: string;
-  /** Earlier messages of that thread, sent to the agent with the prompt; the root says how many. */
-  context?: { text: string; messages: number };
-  /** Where the request came from, when the channel id alone cannot tell (a group DM). */
-  conversation?: ConversationKind;
-  /** The message it was asked from (an insight's Draft it): the root links back to it. */
-  origin?: JobOrigin;
-}
-
-/** What a root message stands for before its ts is known: a placeholder and a marker. */
-export const PENDING_TS_PREFIX = 'pending:';
 
 /** Starting jobs and following up on them. Knows nothing of Bolt. */
 export function createJobService(deps: JobServiceDeps) {
@@ -70,6 +53,8 @@ export function createJobService(deps: JobServiceDeps) {
   const now = deps.now ?? Date.now;
   const deadlineMs = Math.floor(deps.leaseMs * 0.8);
   const metrics = deps.metrics ?? noJobMetrics;
+  const pacer = deps.pacer ?? unpaced;
+  const { recordThread, rootNotPosted } = rootSteps({ ...deps, log, now });
   const firstPoll = () => ({
     nextPollAt: now() + deps.poll.intervalMs,
     pollIntervalMs: deps.poll.intervalMs,
@@ -130,23 +115,38 @@ export function createJobService(deps: JobServiceDeps) {
   ): Promise<JobThread | undefined> {
     const marker = randomUUID();
     const { channelId, userId, prompt, threadTs: inThread } = req;
-    const thread = await recordThread(req, projectId, marker, reply);
-    if (!thread) return undefined;
-    let ts: string;
+    // Recorded in the channel's turn, right before its root goes: a start waiting for its
+    // turn leaves no placeholder that a recovery pass could take for an interrupted one.
+    let thread: JobThread | undefined;
+    let ts: string | undefined;
+    const tellQueued = (waitMs: number) =>
+      reply(queuedText(waitMs)).catch((err: unknown) =>
+        log.warn({ err, channelId }, 'job.queued_note_failed'),
+      );
     try {
-      ({ ts } = await chat.postRoot({
+      ts = await pacer.post(
         channelId,
-        userId,
-        prompt,
-        marker,
-        ...(inThread ? { threadTs: inThread } : {}),
-        ...(req.context ? { contextMessages: req.context.messages } : {}),
-        ...(req.origin ? { origin: req.origin } : {}),
-      }));
+        async () => {
+          thread ??= await recordThread(req, projectId, marker, reply);
+          if (!thread) return undefined;
+          const posted = await chat.postRoot({
+            channelId,
+            userId,
+            prompt,
+            marker,
+            ...(inThread ? { threadTs: inThread } : {}),
+            ...(req.context ? { contextMessages: req.context.messages } : {}),
+            ...(req.origin ? { origin: req.origin } : {}),
+          });
+          return posted.ts;
+        },
+        (waitMs) => void tellQueued(waitMs),
+      );
     } catch (err) {
       await rootNotPosted(req, thread, err, reply);
       return undefined;
     }
+    if (!thread || ts === undefined) return undefined;
     // If this write fails the root stays "Starting"; the recovery pass finds it by its
     // marker and settles it. The create call is not made: nothing was sent to the agent.
     try {
@@ -163,75 +163,6 @@ export function createJobService(deps: JobServiceDeps) {
       return undefined;
     }
     return inThread ? { ...thread, rootTs: ts } : { ...thread, threadTs: ts, rootTs: ts };
-  }
-
-  /** The thread, recorded under a placeholder ts; undefined (the requester told) if not. */
-  async function recordThread(
-    req: StartRequest,
-    projectId: string,
-    marker: string,
-    reply: (text: string) => Promise<void>,
-  ): Promise<JobThread | undefined> {
-    const pending = `${PENDING_TS_PREFIX}${marker}`;
-    const { teamId, channelId, userId, prompt, threadTs: inThread } = req;
-    const thread = await store
-      .createThread(
-        {
-          teamId,
-          channelId,
-          userId,
-          prompt,
-          projectId,
-          // In an existing thread the key is known now; the root's ts is what is pending.
-          ...(inThread ? { threadTs: inThread, rootTs: pending } : { threadTs: pending }),
-          ...(req.context ? { contextMessages: req.context.messages } : {}),
-          ...(req.origin ? { origin: req.origin } : {}),
-        },
-        now(),
-      )
-      .catch((err: unknown) => {
-        log.error({ err, channelId }, 'job.record_failed');
-        return undefined;
-      });
-    if (thread) return thread;
-    // One thread, one job: another mention in the same thread may have just started one.
-    const taken =
-      inThread && (await store.findThread(teamId, channelId, inThread).catch(() => undefined));
-    await reply(
-      taken
-        ? "A job is already starting in this thread, so I didn't start another. Once it has started, reply in the thread to send it more instructions."
-        : "I couldn't record the job (a storage error), so I didn't start it. Please try again.",
-    );
-    return undefined;
-  }
-
-  /** The root post failed: says so to the requester, and forgets a start Slack refused. */
-  async function rootNotPosted(
-    req: StartRequest,
-    thread: JobThread,
-    err: unknown,
-    reply: (text: string) => Promise<void>,
-  ): Promise<void> {
-    const code = err instanceof ChatError ? err.code : 'unknown';
-    log.warn({ err, channelId: req.channelId, code }, 'job.root_post_failed');
-    if (!(err instanceof ChatError && err.answered)) {
-      // The root may have been posted all the same: the recovery pass looks for it by
-      // its marker and, if it is there, marks it as not started.
-      await reply(
-        `Slack did not confirm my message (${code}), so I didn't start a job. If a "Starting" message shows up here, I'll mark it as not started shortly; run \`/agent\` again.`,
-      );
-      return;
-    }
-    await store.forgetStart(thread.id);
-    await reply(
-      NOT_IN_CHANNEL_CODES.has(code)
-        ? notInChannelText(
-            'start a job',
-            conversationKind(req.channelId, req.conversation),
-            deps.botName?.(),
-          )
-        : `I couldn't post in this channel (${code}), so I didn't start a job. Please try again.`,
-    );
   }
 
   /**
