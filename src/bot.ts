@@ -136,6 +136,16 @@ async function assemble(config: Config, opts: BotOptions, log: Logger, teardown:
     keyedProjects: Object.keys(config.api.projectKeys),
     adminUsers: config.adminUsers,
   });
+  // Work after an ack, in lanes: answers never wait behind starts, starts (I/O) run
+  // START_CONCURRENCY at once, reports (CPU) are throttled while requests keep arriving.
+  const work = createWorkLanes({
+    inflight,
+    log,
+    sizes: {
+      ...opts.lanes,
+      starts: opts.work ?? { ...DEFAULT_LANES.starts, concurrency: config.startConcurrency },
+    },
+  });
   // One per-channel pacer for the notifier's posts and the roots of job starts.
   const scheduler = createNotifierScheduler({
     log,
@@ -157,6 +167,9 @@ async function assemble(config: Config, opts: BotOptions, log: Logger, teardown:
     metrics,
     botName: () => slack.identity()?.name,
     pacer: schedulerPacer(scheduler, log),
+    // A start waiting for its channel's turn holds no lane slot; its create takes one.
+    track: (rest) => inflight.track(rest),
+    run: (name, task) => work.starts.offer(name, task),
   });
   startRecoveryLoop({ config, log, teardown, store, chat, jobs, wake, opts });
   const reporting = createReporting({
@@ -169,16 +182,6 @@ async function assemble(config: Config, opts: BotOptions, log: Logger, teardown:
   });
   const { reports, poster, insights, insightsPoster } = reporting;
   const timeZone = config.digest.timeZone;
-  // Work after an ack, in lanes: answers never wait behind starts, starts (I/O) run
-  // START_CONCURRENCY at once, reports (CPU) are throttled while requests keep arriving.
-  const work = createWorkLanes({
-    inflight,
-    log,
-    sizes: {
-      ...opts.lanes,
-      starts: opts.work ?? { ...DEFAULT_LANES.starts, concurrency: config.startConcurrency },
-    },
-  });
   const jobStatus = createJobStatus({ store, budget: budgets.agentFor, projects });
   const buttons = {
     retry: createRetries({

@@ -40,6 +40,14 @@ export interface JobServiceDeps {
   wake: Wake;
   /** Root posts at Slack's per-channel pace, 429s waited out (none: posted at once). */
   pacer?: RootPacer;
+  /**
+   * Given, `startJob` returns once the start has its budget slot, and hands the rest
+   * (waiting for the channel's turn, the root, the create) to `track` (in-flight work a
+   * shutdown waits for); without it, `startJob` returns when the start is done.
+   */
+  track?: (rest: Promise<unknown>) => void;
+  /** Where a create runs (the starts lane): false when it has no room, and it runs here. */
+  run?: (name: string, task: () => Promise<unknown>) => boolean;
   metrics?: JobMetrics;
   now?: () => number;
   /** The bot's user name (auth.test `user`), for the "invite me" hint; unknown before start. */
@@ -54,6 +62,19 @@ export function createJobService(deps: JobServiceDeps) {
   const deadlineMs = Math.floor(deps.leaseMs * 0.8);
   const metrics = deps.metrics ?? noJobMetrics;
   const pacer = deps.pacer ?? unpaced;
+  /** Runs `task` where the caller said (the starts lane), or here when it has no room. */
+  /**
+   * Hands `task` to where the caller runs it (the starts lane, which counts it as in flight)
+   * or, without room there, runs it here (tracked); the promise settles with it.
+   */
+  const handOver = (name: string, task: () => Promise<void>): { done: Promise<void> } => {
+    let go = () => Promise.resolve();
+    const done = new Promise<void>((resolve, reject) => {
+      go = () => task().then(resolve, reject);
+    });
+    if (!deps.run?.(name, go)) deps.track?.(go().catch(() => {}));
+    return { done };
+  };
   const { recordThread, rootNotPosted } = rootSteps({ ...deps, log, now });
   const firstPoll = () => ({
     nextPollAt: now() + deps.poll.intervalMs,
@@ -87,12 +108,33 @@ export function createJobService(deps: JobServiceDeps) {
     }
     const slot = await reserve(req, projectId, reply);
     if (!slot) return;
+    // The rest waits for the channel's turn: it holds no slot of the caller's meanwhile,
+    // and is in flight (`track`) until its create is handed to the starts lane.
+    const posted = postThenHandOver(req, projectId, slot, started, reply).catch((err: unknown) => {
+      log.error({ err, channelId: req.channelId }, 'job.start_crashed');
+      return undefined;
+    });
+    if (deps.track) {
+      deps.track(posted);
+      return;
+    }
+    await (await posted)?.done;
+  }
+
+  /** A start with its slot: the root in the channel's turn, then the create handed over. */
+  async function postThenHandOver(
+    req: StartRequest,
+    projectId: string,
+    slot: BudgetSlot,
+    started: number,
+    reply: (text: string) => Promise<void>,
+  ): Promise<{ done: Promise<void> } | undefined> {
     let handedOver = false;
     try {
       const thread = await postRootFor(req, projectId, reply);
-      if (!thread) return;
+      if (!thread) return undefined;
       handedOver = true;
-      await create(thread, started, withContext(req), slot);
+      return handOver('job.create', () => create(thread, started, withContext(req), slot));
     } finally {
       // Nothing was sent to the agent: the slot was never used.
       if (!handedOver)
