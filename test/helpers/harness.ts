@@ -131,7 +131,7 @@ export class Harness {
   async start(
     extra: Pick<
       BotOptions,
-      'digest' | 'apiRetry' | 'pendingRootMs' | 'channelGapMs' | 'updateLimit' | 'work'
+      'digest' | 'apiRetry' | 'pendingRootMs' | 'channelGapMs' | 'updateLimit' | 'work' | 'lanes'
     > = {},
   ): Promise<void> {
     this.bot = await this.#startBot(this.env, this.logChunks, extra, (store) => {
@@ -161,7 +161,7 @@ export class Harness {
     chunks: string[],
     extra: Pick<
       BotOptions,
-      'digest' | 'apiRetry' | 'pendingRootMs' | 'channelGapMs' | 'updateLimit' | 'work'
+      'digest' | 'apiRetry' | 'pendingRootMs' | 'channelGapMs' | 'updateLimit' | 'work' | 'lanes'
     >,
     onStore: (store: Store) => void = () => {},
   ): Promise<Bot> {

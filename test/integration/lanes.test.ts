@@ -1,4 +1,5 @@
 import { afterEach, expect, it } from 'vitest';
+import { REPORTS_BUSY_TEXT } from '../../src/slack/listeners/report-command.ts';
 import { Harness } from '../helpers/harness.ts';
 import { eventually } from '../helpers/net.ts';
 
@@ -22,4 +23,13 @@ it('answers /agent status while job starts are still waiting on the API', async 
   expect(JSON.stringify(answer.body)).toContain('budget');
   expect(h.roots()).toHaveLength(1);
   expect(h.api.requestsTo('create')).toHaveLength(1);
+});
+
+it('says so in the ack when the reports lane is full, and fetches nothing', async () => {
+  h = await Harness.create({ mode: 'http' });
+  await h.start({ lanes: { reports: { concurrency: 1, capacity: 0 } } });
+  const asked = await h.command('7d', { command: '/visitors' });
+  expect(asked.body).toMatchObject({ response_type: 'ephemeral', text: REPORTS_BUSY_TEXT });
+  expect(h.api.requests).toHaveLength(0);
+  expect(h.logs).toContain('visitors.busy');
 });
