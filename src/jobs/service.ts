@@ -12,10 +12,9 @@ import { createFollowUps } from './follow-ups.ts';
 import { type JobChat, type JobMetrics, noJobMetrics, type Wake } from './ports.ts';
 import { type RootPacer, unpaced } from './root-pacer.ts';
 import { queuedText, rootSteps, type StartRequest } from './root-steps.ts';
+import { toSnapshot } from './snapshot.ts';
 
 export { PENDING_TS_PREFIX, type StartRequest } from './root-steps.ts';
-
-import { toSnapshot } from './snapshot.ts';
 
 export interface JobServiceDeps {
   store: Store;
@@ -62,7 +61,6 @@ export function createJobService(deps: JobServiceDeps) {
   const deadlineMs = Math.floor(deps.leaseMs * 0.8);
   const metrics = deps.metrics ?? noJobMetrics;
   const pacer = deps.pacer ?? unpaced;
-  /** Runs `task` where the caller said (the starts lane), or here when it has no room. */
   /**
    * Hands `task` to where the caller runs it (the starts lane, which counts it as in flight)
    * or, without room there, runs it here (tracked); the promise settles with it.
