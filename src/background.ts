@@ -2,6 +2,7 @@ import { HOUR_MS } from './api/budget.ts';
 import type { ApiClient } from './api/client.ts';
 import type { BotOptions } from './bot.ts';
 import type { Config } from './config.ts';
+import type { Scheduler } from './jobs/channel-queues.ts';
 import { startLoop } from './jobs/loop.ts';
 import { startNotifier } from './jobs/notifier.ts';
 import { startPoller } from './jobs/poller.ts';
@@ -39,6 +40,8 @@ export function startBackground(deps: {
   liveness: Liveness;
   /** The database's clock (src/clock.ts). */
   now: () => number;
+  /** The per-channel pacer the notifier shares with job starts' root posts. */
+  scheduler?: Scheduler;
 }): Wake {
   const { config, opts, log, teardown, owner, metrics, liveness, now } = deps;
   const pollerIdleMs = Math.min(config.poll.maxIntervalMs, 60_000);
@@ -54,6 +57,7 @@ export function startBackground(deps: {
     leaseMs: config.leaseMs,
     metrics,
     clock: { ...systemClock, now },
+    ...(deps.scheduler ? { scheduler: deps.scheduler } : {}),
     ...(opts.channelGapMs === undefined ? {} : { channelGapMs: opts.channelGapMs }),
     ...(opts.updateLimit === undefined ? {} : { updateLimit: opts.updateLimit }),
   });

@@ -11,9 +11,12 @@ import { slackDoctor } from './doctor-wiring.ts';
 import { createInflight } from './inflight.ts';
 import { createWatchControl } from './jobs/cancel.ts';
 import { createFollowUpForm } from './jobs/follow-up-form.ts';
+import { createNotifierScheduler } from './jobs/notifier.ts';
 import { createPendingCommands } from './jobs/pending-commands.ts';
 import type { BucketLimit } from './jobs/rate-limits.ts';
+import { systemClock } from './jobs/rate-limits.ts';
 import { createRetries } from './jobs/retry.ts';
+import { schedulerPacer } from './jobs/root-pacer.ts';
 import { createJobService } from './jobs/service.ts';
 import { createJobStatus } from './jobs/status.ts';
 import { createLiveness, type Liveness } from './liveness.ts';
@@ -38,7 +41,7 @@ import {
   settleAbandoned,
   type Teardown,
 } from './teardown.ts';
-import { createWorkQueue } from './work-queue.ts';
+import { createWorkLanes, DEFAULT_LANES, type LaneSize, type WorkLanes } from './work-queue.ts';
 
 /** Documented budgets of the service: per project per hour (agent), per organisation per hour (analytics). */
 export const AGENT_USES_PER_HOUR = 100;
@@ -55,8 +58,10 @@ export interface BotOptions {
   troubleAfterMs?: number;
   pendingRootMs?: number;
   digest?: { staleClaimMs?: number; retryMs?: number; catchUpMs?: number };
-  /** The work queue after acks (tests fill it to see the busy answer). */
-  work?: { concurrency: number; capacity: number };
+  /** The starts lane after acks (tests fill it to see the busy answer). */
+  work?: LaneSize;
+  /** The other lanes' sizes (tests). */
+  lanes?: Partial<Record<keyof WorkLanes, LaneSize>>;
   /** This process's clock, under the database's (tests run a replica whose clock is off). */
   localClock?: () => number;
   /** Tests keep a handle on the store this way (to take the database away from a running bot). */
@@ -102,11 +107,6 @@ export async function startBot(config: Config, opts: BotOptions = {}): Promise<B
   return { log, stop: teardown.run };
 }
 
-/**
- * Work after an ack: a few at once (each mostly waits on Slack and the API; one at a time
- * while requests keep arriving), and a backlog large enough for any burst of commands.
- */
-const FOLLOW_ON_WORK = { concurrency: 4, capacity: 5_000 };
 /** During a shutdown, how long a loop's store call may still take. */
 const STOPPING_STORE_MS = 1_000;
 
@@ -171,6 +171,23 @@ async function assemble(config: Config, opts: BotOptions, log: Logger, teardown:
     adminUsers: config.adminUsers,
     now,
   });
+  // Work after an ack, in lanes: answers never wait behind starts, starts (I/O) run
+  // START_CONCURRENCY at once, reports (CPU) are throttled while requests keep arriving.
+  const work = createWorkLanes({
+    inflight,
+    log,
+    sizes: {
+      ...opts.lanes,
+      starts: opts.work ?? { ...DEFAULT_LANES.starts, concurrency: config.startConcurrency },
+    },
+  });
+  // One per-channel pacer for the notifier's posts and the roots of job starts.
+  const scheduler = createNotifierScheduler({
+    log,
+    clock: { ...systemClock, now },
+    channelGapMs: opts.channelGapMs,
+    updateLimit: opts.updateLimit,
+  });
   const wake = startBackground({
     config,
     opts,
@@ -182,6 +199,7 @@ async function assemble(config: Config, opts: BotOptions, log: Logger, teardown:
     metrics,
     liveness,
     now,
+    scheduler,
   });
   const jobs = createJobService({
     store,
@@ -196,6 +214,10 @@ async function assemble(config: Config, opts: BotOptions, log: Logger, teardown:
     metrics,
     botName: () => slack.identity()?.name,
     now,
+    pacer: schedulerPacer(scheduler, log),
+    // A start waiting for its channel's turn holds no lane slot; its create takes one.
+    track: (rest) => inflight.track(rest),
+    run: (name, task) => work.starts.offer(name, task),
   });
   const answer = responseUrlAnswer(log);
   startRecoveryLoop({
@@ -222,7 +244,6 @@ async function assemble(config: Config, opts: BotOptions, log: Logger, teardown:
   });
   const { reports, poster, insights, insightsPoster } = reporting;
   const timeZone = config.digest.timeZone;
-  const work = createWorkQueue({ ...(opts.work ?? FOLLOW_ON_WORK), inflight, log });
   // Acked /agent commands are recorded while they wait for their start; stopped after the
   // drain, it gives back the ones still waiting, for another replica or the next start.
   const pending = createPendingCommands({ store, owner, leaseMs: config.leaseMs, log, now });
@@ -290,7 +311,7 @@ async function assemble(config: Config, opts: BotOptions, log: Logger, teardown:
   // the deadline, the rest being what the other parts need to stop.
   teardown.abandoned(() => ({
     inflight: inflight.pending,
-    queued: work.size,
+    queued: work.answers.size + work.starts.size + work.reports.size,
     pendingCommands: pending.waiting,
   }));
   const drainMs = Math.floor(config.shutdownTimeoutMs * DRAIN_SHARE);

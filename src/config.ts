@@ -194,6 +194,15 @@ const EnvSchema = z.object({
   ),
   DOCS_BASE_URL: optionalHttpUrl,
   SHUTDOWN_TIMEOUT_MS: positiveInt(10_000),
+  START_CONCURRENCY: z.preprocess(
+    (v) => (typeof v === 'string' && v.trim() === '' ? undefined : v),
+    z.coerce
+      .number({ error: 'must be a whole number' })
+      .int({ error: 'must be a whole number' })
+      .min(1, { error: 'must be at least 1' })
+      .max(1_000, { error: 'must be at most 1000' })
+      .default(32),
+  ),
   ALLOWED_CHANNELS: slackIdList('channel', /^[CGD][A-Z0-9]{2,}$/, 'C0123ABCD'),
   ALLOWED_USERS: slackIdList('user', /^[UW][A-Z0-9]{2,}$/, 'U0123ABCD'),
   LOG_LEVEL: optionalString.pipe(
@@ -261,6 +270,8 @@ export interface Config {
    * commands and events already being handled.
    */
   shutdownTimeoutMs: number;
+  /** Job starts in flight at once (each mostly waits on Slack and the API). */
+  startConcurrency: number;
   /** Who may use the bot, and where (src/access.ts); undefined lists leave nobody out. */
   access: { users: string[] | undefined; channels: string[] | undefined };
   logLevel: (typeof logLevels)[number];
@@ -336,6 +347,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
         docsBaseUrl: e.DOCS_BASE_URL?.replace(/\/+$/, ''),
       },
       shutdownTimeoutMs: e.SHUTDOWN_TIMEOUT_MS,
+      startConcurrency: e.START_CONCURRENCY,
       access: { users: e.ALLOWED_USERS, channels: e.ALLOWED_CHANNELS },
       logLevel: e.LOG_LEVEL,
     },

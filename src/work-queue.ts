@@ -9,7 +9,8 @@ import type { Logger } from './log.ts';
  *
  * While requests keep arriving (one within `hotMs` of the last), one task runs at a time:
  * each running task's callbacks share the event loop with the acks, so a burst of commands
- * is acked first and worked through as it goes, at full width once it has passed.
+ * is acked first and worked through as it goes, at full width once it has passed. Only
+ * CPU-bound work wants that (the reports lane below); `hotMs: 0` turns it off.
  */
 export interface WorkQueue {
   /** Whether `offer` would take a task now. Ask before acking, to refuse in the ack. */
@@ -25,9 +26,15 @@ export function createWorkQueue(opts: {
   capacity: number;
   inflight: Inflight;
   log: Logger;
+  /** Named in its log lines (a lane). */
+  lane?: string;
+  /** 0: no burst throttle (work that waits on I/O; its callbacks cost the acks little). */
   hotMs?: number;
 }): WorkQueue {
-  const log = opts.log.child({ component: 'work-queue' });
+  const log = opts.log.child({
+    component: 'work-queue',
+    ...(opts.lane ? { lane: opts.lane } : {}),
+  });
   const hotMs = opts.hotMs ?? 20;
   const waiting: { name: string; task: () => Promise<unknown>; done: () => void }[] = [];
   let running = 0;
@@ -91,4 +98,45 @@ export function createWorkQueue(opts: {
       return waiting.length + running;
     },
   };
+}
+
+/**
+ * The lanes work after an ack runs in, each its own queue, so that one kind never waits
+ * behind another: `answers` to a person (usage, status, refusals, confirmations, follow-ups
+ * and their receipts, the App Home), `starts` of jobs (each mostly waits on Slack and the
+ * API: dozens in flight), and `reports` (/visitors, /insights: CPU-bound building, the only
+ * lane throttled to one at a time while requests keep arriving).
+ */
+export interface WorkLanes {
+  answers: WorkQueue;
+  starts: WorkQueue;
+  reports: WorkQueue;
+}
+
+export interface LaneSize {
+  concurrency: number;
+  capacity: number;
+}
+
+export const DEFAULT_LANES: Record<keyof WorkLanes, LaneSize> = {
+  answers: { concurrency: 16, capacity: 5_000 },
+  starts: { concurrency: 32, capacity: 5_000 },
+  reports: { concurrency: 2, capacity: 50 },
+};
+
+export function createWorkLanes(opts: {
+  inflight: Inflight;
+  log: Logger;
+  sizes?: Partial<Record<keyof WorkLanes, LaneSize>>;
+}): WorkLanes {
+  const lane = (name: keyof WorkLanes, hotMs: number) =>
+    createWorkQueue({
+      ...DEFAULT_LANES[name],
+      ...opts.sizes?.[name],
+      inflight: opts.inflight,
+      log: opts.log,
+      lane: name,
+      hotMs,
+    });
+  return { answers: lane('answers', 0), starts: lane('starts', 0), reports: lane('reports', 20) };
 }

@@ -57,6 +57,21 @@ describe('loadConfig', () => {
     }
   });
 
+  it('reads START_CONCURRENCY as a whole number from 1 to 1000, 32 by default', () => {
+    const set = loadConfig({ ...valid, START_CONCURRENCY: '64' });
+    expect(set.ok && set.config.startConcurrency).toBe(64);
+    const blank = loadConfig({ ...valid, START_CONCURRENCY: '' });
+    expect(blank.ok && blank.config.startConcurrency).toBe(32);
+    for (const [value, problem] of [
+      ['0', 'START_CONCURRENCY must be at least 1'],
+      ['1001', 'START_CONCURRENCY must be at most 1000'],
+      ['2.5', 'START_CONCURRENCY must be a whole number'],
+    ]) {
+      const r = loadConfig({ ...valid, START_CONCURRENCY: value });
+      expect(r.ok ? [] : r.problems).toEqual([problem]);
+    }
+  });
+
   it('rejects a bad cron expression and a request cap too small for a report', () => {
     const r = loadConfig({ ...valid, DIGEST_CRON: 'every monday', VISITORS_MAX_REQUESTS: '5' });
     expect(r.ok ? [] : r.problems).toEqual([

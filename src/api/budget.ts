@@ -22,12 +22,21 @@ export interface BudgetStore {
   oldestBudgetUse(key: string, since: number): Promise<number | null>;
 }
 
+/**
+ * One use taken from a budget: counted from the moment it is taken (by every replica), given
+ * back by `release` for a request that never reached the service. A caller may take one
+ * ahead of the request (a reservation: a job start takes its slot before anything is
+ * posted) and hand it to the request, which then counts it as its own use.
+ */
 export interface BudgetSlot {
   release(): Promise<void>;
 }
 
 export interface Budget {
-  /** Takes one slot or throws `BudgetExhausted` saying when the next one opens. */
+  /**
+   * Takes one slot (counted and recorded under the budget's lock: two replicas racing for
+   * the last slot cannot both have it) or throws `BudgetExhausted` saying when the next opens.
+   */
   take(operation: string): Promise<BudgetSlot>;
   /** Slots free in the window right now, across every replica on the database. */
   remaining(): Promise<number>;
@@ -47,7 +56,8 @@ export function slidingWindowBudget(
   return {
     async take(operation) {
       const r = await store.takeBudgetSlot(opts.key, now(), opts.windowMs, opts.limit);
-      if (!r.ok) throw new BudgetExhausted(operation, opts.description, new Date(r.retryAtMs));
+      if (!r.ok)
+        throw new BudgetExhausted(operation, opts.description, new Date(r.retryAtMs), opts.limit);
       let released = false;
       return {
         release: async () => {

@@ -1,6 +1,6 @@
 import type { z } from 'zod';
 import type { Logger } from '../log.ts';
-import type { Budget } from './budget.ts';
+import type { Budget, BudgetSlot } from './budget.ts';
 import { ApiError, type ApiErrorKind, type Applied, Stopped, Unavailable } from './errors.ts';
 
 // The client's options, one call's shape and defaults, and the small pure rules about a
@@ -68,6 +68,8 @@ export interface Call<S extends z.ZodType> {
   /** Noun for a 404 message. */
   what: string;
   budget: Budget | undefined;
+  /** Taken ahead for the first attempt (`WriteOptions.slot`); later attempts take their own. */
+  slot?: BudgetSlot | undefined;
   signal?: AbortSignal | undefined;
   /** This call's own attempts after the first, and timeout per attempt (at most the client's). */
   retries?: number | undefined;
@@ -90,6 +92,11 @@ export interface WriteOptions {
   signal?: AbortSignal;
   /** The configured project when unset. */
   project?: string | undefined;
+  /**
+   * A budget slot the caller took ahead (a reservation): the first attempt uses it instead
+   * of taking one, so the request is counted once; released if it never reaches the service.
+   */
+  slot?: BudgetSlot | undefined;
 }
 
 /**

@@ -59,6 +59,7 @@ export class ApiClient {
       schema: Job,
       what: 'The project',
       budget: this.#agentBudget(project),
+      slot: opts.slot,
     });
   }
 
@@ -74,6 +75,7 @@ export class ApiClient {
       schema: Job,
       what: 'The job',
       budget: this.#agentBudget(project),
+      slot: opts.slot,
     });
   }
 

@@ -141,12 +141,15 @@ export class MalformedResponse extends ApiError {
 export class BudgetExhausted extends ApiError {
   readonly kind = 'budget_exhausted';
   readonly retryAt: Date;
-  constructor(operation: string, what: string, retryAt: Date) {
+  /** Uses the budget allows per window, when known. */
+  readonly limit: number | undefined;
+  constructor(operation: string, what: string, retryAt: Date, limit?: number) {
     super(`${what} is used up; the next slot opens at ${retryAt.toISOString()}`, {
       operation,
       applied: 'no',
     });
     this.retryAt = retryAt;
+    this.limit = limit;
   }
 }
 

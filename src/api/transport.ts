@@ -57,10 +57,14 @@ export class Transport {
     // an answer that arrived just as the stop came still stands (p-retry would drop it).
     let last: unknown;
     let answer: { value: z.infer<S> } | undefined;
+    // A slot reserved by the caller counts the first attempt; each later one takes its own.
+    let reserved = call.slot;
     try {
       return await pRetry(
-        () =>
-          this.#once(call).then(
+        () => {
+          const slot = reserved;
+          reserved = undefined;
+          return this.#once(call, slot).then(
             (value) => {
               answer = { value };
               return value;
@@ -69,7 +73,8 @@ export class Transport {
               last = err;
               throw err;
             },
-          ),
+          );
+        },
         {
           retries: retry.retries,
           minTimeout: retry.minDelayMs,
@@ -87,6 +92,11 @@ export class Transport {
         },
       );
     } catch (err) {
+      // Stopped before the first attempt: the reserved slot was never used.
+      if (reserved)
+        await reserved
+          .release()
+          .catch((e: unknown) => this.#log.warn({ err: e }, 'api.slot_release_failed'));
       if (answer) return answer.value;
       if (stop.aborted) throw new Stopped(call.operation, appliedBy(last));
       throw err;
@@ -113,9 +123,12 @@ export class Transport {
     }
   }
 
-  async #once<S extends z.ZodType>(call: Call<S>): Promise<z.infer<S>> {
-    let slot: BudgetSlot | undefined;
-    if (call.budget) slot = await call.budget.take(call.operation);
+  async #once<S extends z.ZodType>(
+    call: Call<S>,
+    reserved: BudgetSlot | undefined,
+  ): Promise<z.infer<S>> {
+    let slot = reserved;
+    if (!slot && call.budget) slot = await call.budget.take(call.operation);
     try {
       return await this.#send(call);
     } catch (err) {

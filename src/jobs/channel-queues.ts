@@ -20,6 +20,8 @@ export interface Task {
    * all (the item was done, or another replica had it), so its slot is given back.
    */
   run(): Promise<boolean>;
+  /** Called instead of `run` when the scheduler stops (or has stopped) before running it. */
+  dropped?(): void;
 }
 
 export interface SchedulerOptions {
@@ -37,6 +39,13 @@ export interface Scheduler {
   add(task: Task): void;
   /** A 429 said to wait: no call of `method` starts for `ms`; other methods go on. */
   pause(method: NotifierMethod, ms: number): void;
+  /**
+   * A 429 on a post said to wait: chat.postMessage's limit is per channel, so no post in
+   * `channelId` starts for `ms`; other channels go on.
+   */
+  pauseChannel(channelId: string, ms: number): void;
+  /** About how long a post added to `channelId` now would wait for its turn (0: none). */
+  waitFor(channelId: string): number;
   /** Starts nothing more and waits for the calls in flight; what was queued is dropped. */
   stop(): Promise<void>;
 }
@@ -70,6 +79,8 @@ export function createScheduler(o: SchedulerOptions): Scheduler {
   const bucket = tokenBucket(o.updates, now);
   const reserve = Math.min(URGENT_RESERVE, o.updates.burst - 1);
   const pauses = methodPauses(now);
+  /** The same bookkeeping, keyed by channel: a post's 429 pauses its channel only. */
+  const channelPauses = methodPauses(now);
   const pace = channelPace(o.postGapMs, now);
   /** Channels with posts waiting, in the order they take turns. */
   const posts = new Map<string, Lanes>();
@@ -118,7 +129,7 @@ export function createScheduler(o: SchedulerOptions): Scheduler {
     for (const [channel, queue] of [...posts]) {
       if (running.size >= o.maxInFlight) break; // a call ending dispatches again
       if (posting.has(channel)) continue; // likewise
-      const ready = pace.readyAt(channel);
+      const ready = Math.max(pace.readyAt(channel), channelPauses.until(channel));
       if (ready > now()) {
         next = Math.min(next, ready);
         continue;
@@ -158,7 +169,10 @@ export function createScheduler(o: SchedulerOptions): Scheduler {
 
   return {
     add(task) {
-      if (stopped) return;
+      if (stopped) {
+        task.dropped?.();
+        return;
+      }
       if (task.method === 'chat.update') updates.push(task);
       else {
         const queue = posts.get(task.channelId) ?? lanes();
@@ -171,12 +185,28 @@ export function createScheduler(o: SchedulerOptions): Scheduler {
       pauses.pause(method, ms);
       dispatchSoon();
     },
+    pauseChannel(channelId, ms) {
+      channelPauses.pause(channelId, ms);
+      dispatchSoon();
+    },
+    waitFor(channelId) {
+      const t = now();
+      const free = Math.max(
+        pace.readyAt(channelId),
+        channelPauses.until(channelId),
+        pauses.until('chat.postMessage'),
+        t,
+      );
+      // Each post queued there goes first, a gap apart.
+      return free - t + (posts.get(channelId)?.size ?? 0) * o.postGapMs;
+    },
     async stop() {
       stopped = true;
       if (timer) o.clock.clearTimeout(timer.handle);
       timer = undefined;
+      for (const queue of posts.values()) while (queue.size > 0) queue.shift()?.dropped?.();
       posts.clear();
-      while (updates.size > 0) updates.shift();
+      while (updates.size > 0) updates.shift()?.dropped?.();
       await Promise.all(running);
     },
   };

@@ -14,10 +14,11 @@ export interface SendContext {
   leaseMs: number;
   now: () => number;
   /**
-   * Slack said "later" (`delay` ms): the item is put off that long, and a 429 pauses the
-   * method that got it (null: a call the scheduler does not pace).
+   * Slack said "later" (`delay` ms): the item is put off that long, and a 429 pauses what
+   * Slack limits: posts in `channelId` (chat.postMessage is limited per channel), or every
+   * call of the method (null: a call the scheduler does not pace).
    */
-  later(err: unknown, method: NotifierMethod | null, delay: number): void;
+  later(err: unknown, method: NotifierMethod | null, delay: number, channelId?: string): void;
 }
 
 const MAX_RETRY_MS = 5 * 60_000;
@@ -65,7 +66,7 @@ export async function announce(c: SendContext, item: OutboxItem): Promise<boolea
     if (retryable) {
       const why = String((err as Error).message);
       await fenced(store.markAnnouncementRetry(item.id, attempt, now() + delay, why));
-      c.later(err, calling, delay);
+      c.later(err, calling, delay, item.channelId);
       metrics.announcement('retried');
       log.warn({ ...ids, err, retryInMs: delay }, 'announce.deferred');
     } else {

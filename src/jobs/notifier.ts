@@ -1,7 +1,7 @@
 import { ChatError } from '../chat-errors.ts';
 import type { Logger } from '../log.ts';
 import type { JobThread, OutboxItem, Store } from '../store/types.ts';
-import { createScheduler, type NotifierMethod } from './channel-queues.ts';
+import { createScheduler, type NotifierMethod, type Scheduler } from './channel-queues.ts';
 import { type Loop, startLoop } from './loop.ts';
 import { announce, showRoot } from './notifier-sends.ts';
 import { type JobChat, type JobMetrics, noJobMetrics } from './ports.ts';
@@ -24,6 +24,11 @@ export interface NotifierDeps {
    */
   leaseMs: number;
   clock?: Clock;
+  /**
+   * The per-channel pacer, when it is shared (root posts of job starts go through it too:
+   * src/jobs/root-pacer.ts); one of its own otherwise. Stopped with the notifier.
+   */
+  scheduler?: Scheduler;
 }
 
 /** Announcements fetched in one go; answers to people are fetched apart, first. */
@@ -37,6 +42,26 @@ const ROOT_QUEUE = 50;
 /** A queue at its bound lasts at least this long: when to top it up. */
 const REFILL_MS = 1_000;
 const MAX_IN_FLIGHT = 16;
+
+/**
+ * The notifier's per-channel pacer: posts a gap apart per channel (Slack allows about one a
+ * second), edits within the workspace's Tier 3 budget. Built apart so that job starts can
+ * post their roots through the same one (src/bot.ts).
+ */
+export function createNotifierScheduler(o: {
+  log: Logger;
+  clock?: Clock;
+  channelGapMs?: number | undefined;
+  updateLimit?: BucketLimit | undefined;
+}): Scheduler {
+  return createScheduler({
+    clock: o.clock ?? systemClock,
+    postGapMs: o.channelGapMs ?? 1_000,
+    updates: o.updateLimit ?? TIER_3,
+    maxInFlight: MAX_IN_FLIGHT,
+    log: o.log.child({ component: 'notifier' }),
+  });
+}
 
 /** What a fetch found: nothing more, more at once (a full batch), or more once queues drain. */
 type More = 'none' | 'now' | 'later';
@@ -60,23 +85,36 @@ export function startNotifier(deps: NotifierDeps): Loop {
   const log = deps.log.child({ component: 'notifier' });
   const now = () => clock.now();
   const metrics = deps.metrics ?? noJobMetrics;
-  const scheduler = createScheduler({
-    clock,
-    postGapMs: deps.channelGapMs ?? 1_000,
-    updates: deps.updateLimit ?? TIER_3,
-    maxInFlight: MAX_IN_FLIGHT,
-    log,
-  });
+  const scheduler =
+    deps.scheduler ??
+    createNotifierScheduler({
+      log: deps.log,
+      clock,
+      channelGapMs: deps.channelGapMs,
+      updateLimit: deps.updateLimit,
+    });
   /** Queued or in flight: announcement id → channel, and thread ids of root edits. */
   const queuedPosts = new Map<number, string>();
   const queuedRoots = new Set<number>();
   /** When the soonest retry this process put off falls due. */
   let retryAt: number | null = null;
 
-  /** Slack said "later" for `delay`; a 429 also pauses every call of its method that long. */
-  function later(err: unknown, method: NotifierMethod | null, delay: number): void {
-    if (method && err instanceof ChatError && err.retryAfterMs !== undefined)
-      scheduler.pause(method, err.retryAfterMs);
+  /**
+   * Slack said "later" for `delay`; a 429 also pauses what it limits that long: a post's
+   * channel (chat.postMessage is limited per channel), or every edit (chat.update, per
+   * workspace).
+   */
+  function later(
+    err: unknown,
+    method: NotifierMethod | null,
+    delay: number,
+    channelId?: string,
+  ): void {
+    if (method && err instanceof ChatError && err.retryAfterMs !== undefined) {
+      if (method === 'chat.postMessage' && channelId)
+        scheduler.pauseChannel(channelId, err.retryAfterMs);
+      else scheduler.pause(method, err.retryAfterMs);
+    }
     retryAt = Math.min(retryAt ?? Infinity, now() + delay);
     loop.kick(); // so that its sleep ends by then
   }

@@ -1,28 +1,31 @@
 import { randomUUID } from 'node:crypto';
-import type { Budget } from '../api/budget.ts';
+import type { Budget, BudgetSlot } from '../api/budget.ts';
 import type { ApiClient } from '../api/client.ts';
-import { ApiError } from '../api/errors.ts';
+import { ApiError, BudgetExhausted } from '../api/errors.ts';
 import type { Job } from '../api/schemas.ts';
-import { ChatError, NOT_IN_CHANNEL_CODES } from '../chat-errors.ts';
-import { type ConversationKind, conversationKind, notInChannelText } from '../invite-hint.ts';
 import type { Logger } from '../log.ts';
 import type { Projects } from '../projects.ts';
-import type { JobOrigin, JobThread, Store } from '../store/types.ts';
+import type { JobThread, Store } from '../store/types.ts';
 import { withDeadline } from './deadline.ts';
 import { budgetSpentText, describeFailure, startRetry } from './failures.ts';
 import { createFollowUps } from './follow-ups.ts';
 import { type JobChat, type JobMetrics, noJobMetrics, type Wake } from './ports.ts';
+import { type RootPacer, unpaced } from './root-pacer.ts';
+import { queuedText, rootSteps, type StartRequest } from './root-steps.ts';
 import { toSnapshot } from './snapshot.ts';
+
+export { PENDING_TS_PREFIX, type StartRequest } from './root-steps.ts';
 
 export interface JobServiceDeps {
   store: Store;
   api: Pick<ApiClient, 'createJob' | 'sendMessage'>;
   chat: JobChat;
   /**
-   * The project's agent budget, read before anything is posted: a spent budget is told
-   * to the requester alone, with when the next slot opens, and leaves nothing in the channel.
+   * The project's agent budget: a start takes its slot before anything is posted; a spent
+   * budget is told to the requester alone, with when the next slot opens, and leaves
+   * nothing in the channel.
    */
-  budget: (projectId: string) => Pick<Budget, 'status'>;
+  budget: (projectId: string) => Pick<Budget, 'take'>;
   /** The project a channel's jobs go to. */
   projects: Pick<Projects, 'forChannel'>;
   log: Logger;
@@ -34,33 +37,21 @@ export interface JobServiceDeps {
   leaseMs: number;
   /** Wake the notifier (and the poller, for a job to poll) after a change. */
   wake: Wake;
+  /** Root posts at Slack's per-channel pace, 429s waited out (none: posted at once). */
+  pacer?: RootPacer;
+  /**
+   * Given, `startJob` returns once the start has its budget slot, and hands the rest
+   * (waiting for the channel's turn, the root, the create) to `track` (in-flight work a
+   * shutdown waits for); without it, `startJob` returns when the start is done.
+   */
+  track?: (rest: Promise<unknown>) => void;
+  /** Where a create runs (the starts lane): false when it has no room, and it runs here. */
+  run?: (name: string, task: () => Promise<unknown>) => boolean;
   metrics?: JobMetrics;
   now?: () => number;
   /** The bot's user name (auth.test `user`), for the "invite me" hint; unknown before start. */
   botName?: () => string | undefined;
 }
-
-export interface StartRequest {
-  teamId: string;
-  channelId: string;
-  userId: string;
-  prompt: string;
-  /**
-   * An existing thread to start the job in (a mention): the root is posted as a reply there
-   * and the job thread is keyed by this ts, so the thread's replies become follow-ups.
-   * Without it the root is a new top-level message whose own ts is the thread (`/agent`, DMs).
-   */
-  threadTs?: string;
-  /** Earlier messages of that thread, sent to the agent with the prompt; the root says how many. */
-  context?: { text: string; messages: number };
-  /** Where the request came from, when the channel id alone cannot tell (a group DM). */
-  conversation?: ConversationKind;
-  /** The message it was asked from (an insight's Draft it): the root links back to it. */
-  origin?: JobOrigin;
-}
-
-/** What a root message stands for before its ts is known: a placeholder and a marker. */
-export const PENDING_TS_PREFIX = 'pending:';
 
 /** Starting jobs and following up on them. Knows nothing of Bolt. */
 export function createJobService(deps: JobServiceDeps) {
@@ -69,16 +60,32 @@ export function createJobService(deps: JobServiceDeps) {
   const now = deps.now ?? Date.now;
   const deadlineMs = Math.floor(deps.leaseMs * 0.8);
   const metrics = deps.metrics ?? noJobMetrics;
+  const pacer = deps.pacer ?? unpaced;
+  /**
+   * Hands `task` to where the caller runs it (the starts lane, which counts it as in flight)
+   * or, without room there, runs it here (tracked); the promise settles with it.
+   */
+  const handOver = (name: string, task: () => Promise<void>): { done: Promise<void> } => {
+    let go = () => Promise.resolve();
+    const done = new Promise<void>((resolve, reject) => {
+      go = () => task().then(resolve, reject);
+    });
+    if (!deps.run?.(name, go)) deps.track?.(go().catch(() => {}));
+    return { done };
+  };
+  const { recordThread, rootNotPosted } = rootSteps({ ...deps, log, now });
   const firstPoll = () => ({
     nextPollAt: now() + deps.poll.intervalMs,
     pollIntervalMs: deps.poll.intervalMs,
   });
 
   /**
-   * The thread is recorded first (under a placeholder ts and a marker the root carries), then
-   * the root message goes out, so that no root is ever posted that a recovery pass cannot
-   * find; the job is created last, so none exists without a thread. If the bot cannot post
-   * in the channel, no job is created. `reply` answers the requester only.
+   * The budget slot is taken first (nothing is posted without one), then the thread is
+   * recorded (under a placeholder ts and a marker the root carries), then the root message
+   * goes out, so that no root is ever posted that a recovery pass cannot find; the job is
+   * created last, with the slot taken first, so none exists without a thread. If the bot
+   * cannot post in the channel, no job is created and the slot is given back. `reply`
+   * answers the requester only.
    */
   async function startJob(
     req: StartRequest,
@@ -97,74 +104,89 @@ export function createJobService(deps: JobServiceDeps) {
       );
       return;
     }
-    if (await budgetSpent(req, projectId, reply)) return;
-    const marker = randomUUID();
-    const pending = `${PENDING_TS_PREFIX}${marker}`;
-    const { teamId, channelId, userId, prompt, threadTs: inThread } = req;
-    let thread = await store
-      .createThread(
-        {
-          teamId,
-          channelId,
-          userId,
-          prompt,
-          projectId,
-          // In an existing thread the key is known now; the root's ts is what is pending.
-          ...(inThread ? { threadTs: inThread, rootTs: pending } : { threadTs: pending }),
-          ...(req.context ? { contextMessages: req.context.messages } : {}),
-          ...(req.origin ? { origin: req.origin } : {}),
-        },
-        now(),
-      )
-      .catch((err: unknown) => {
-        log.error({ err, channelId: req.channelId }, 'job.record_failed');
-        return undefined;
-      });
-    if (!thread) {
-      // One thread, one job: another mention in the same thread may have just started one.
-      const taken =
-        inThread && (await store.findThread(teamId, channelId, inThread).catch(() => undefined));
-      await reply(
-        taken
-          ? "A job is already starting in this thread, so I didn't start another. Once it has started, reply in the thread to send it more instructions."
-          : "I couldn't record the job (a storage error), so I didn't start it. Please try again.",
-      );
+    const slot = await reserve(req, projectId, reply);
+    if (!slot) return;
+    // The rest waits for the channel's turn: it holds no slot of the caller's meanwhile,
+    // and is in flight (`track`) until its create is handed to the starts lane.
+    const posted = postThenHandOver(req, projectId, slot, started, reply).catch((err: unknown) => {
+      log.error({ err, channelId: req.channelId }, 'job.start_crashed');
+      return undefined;
+    });
+    if (deps.track) {
+      deps.track(posted);
       return;
     }
-    let ts: string;
+    await (await posted)?.done;
+  }
+
+  /** A start with its slot: the root in the channel's turn, then the create handed over. */
+  async function postThenHandOver(
+    req: StartRequest,
+    projectId: string,
+    slot: BudgetSlot,
+    started: number,
+    reply: (text: string) => Promise<void>,
+  ): Promise<{ done: Promise<void> } | undefined> {
+    let handedOver = false;
     try {
-      ({ ts } = await chat.postRoot({
-        channelId,
-        userId,
-        prompt,
-        marker,
-        ...(inThread ? { threadTs: inThread } : {}),
-        ...(req.context ? { contextMessages: req.context.messages } : {}),
-        ...(req.origin ? { origin: req.origin } : {}),
-      }));
-    } catch (err) {
-      const code = err instanceof ChatError ? err.code : 'unknown';
-      log.warn({ err, channelId: req.channelId, code }, 'job.root_post_failed');
-      if (!(err instanceof ChatError && err.answered)) {
-        // The root may have been posted all the same: the recovery pass looks for it by
-        // its marker and, if it is there, marks it as not started.
-        await reply(
-          `Slack did not confirm my message (${code}), so I didn't start a job. If a "Starting" message shows up here, I'll mark it as not started shortly; run \`/agent\` again.`,
-        );
-        return;
-      }
-      await store.forgetStart(thread.id);
-      await reply(
-        NOT_IN_CHANNEL_CODES.has(code)
-          ? notInChannelText(
-              'start a job',
-              conversationKind(req.channelId, req.conversation),
-              deps.botName?.(),
-            )
-          : `I couldn't post in this channel (${code}), so I didn't start a job. Please try again.`,
-      );
-      return;
+      const thread = await postRootFor(req, projectId, reply);
+      if (!thread) return undefined;
+      handedOver = true;
+      return handOver('job.create', () => create(thread, started, withContext(req), slot));
+    } finally {
+      // Nothing was sent to the agent: the slot was never used.
+      if (!handedOver)
+        await slot
+          .release()
+          .catch((err: unknown) =>
+            log.warn({ err, channelId: req.channelId }, 'job.slot_release_failed'),
+          );
     }
+  }
+
+  /**
+   * Records the thread and posts its root; the thread as recorded with the root's ts, or
+   * undefined when the start ends here (the requester told, or a recovery pass settles it).
+   */
+  async function postRootFor(
+    req: StartRequest,
+    projectId: string,
+    reply: (text: string) => Promise<void>,
+  ): Promise<JobThread | undefined> {
+    const marker = randomUUID();
+    const { channelId, userId, prompt, threadTs: inThread } = req;
+    // Recorded in the channel's turn, right before its root goes: a start waiting for its
+    // turn leaves no placeholder that a recovery pass could take for an interrupted one.
+    let thread: JobThread | undefined;
+    let ts: string | undefined;
+    const tellQueued = (waitMs: number) =>
+      reply(queuedText(waitMs)).catch((err: unknown) =>
+        log.warn({ err, channelId }, 'job.queued_note_failed'),
+      );
+    try {
+      ts = await pacer.post(
+        channelId,
+        async () => {
+          thread ??= await recordThread(req, projectId, marker, reply);
+          if (!thread) return undefined;
+          const posted = await chat.postRoot({
+            channelId,
+            userId,
+            prompt,
+            marker,
+            ...(inThread ? { threadTs: inThread } : {}),
+            ...(req.context ? { contextMessages: req.context.messages } : {}),
+            ...(req.origin ? { origin: req.origin } : {}),
+          });
+          return posted.ts;
+        },
+        (waitMs) => void tellQueued(waitMs),
+      );
+    } catch (err) {
+      await rootNotPosted(req, thread, err, reply);
+      return undefined;
+    }
+    if (!thread || ts === undefined) return undefined;
     // If this write fails the root stays "Starting"; the recovery pass finds it by its
     // marker and settles it. The create call is not made: nothing was sent to the agent.
     try {
@@ -173,15 +195,14 @@ export function createJobService(deps: JobServiceDeps) {
         ? await store.setRootTs(thread.id, ts, now())
         : await store.setThreadTs(thread.id, ts, now());
       if (!recorded) {
-        log.warn({ threadId: thread.id, channelId: req.channelId }, 'job.start_given_up');
-        return;
+        log.warn({ threadId: thread.id, channelId }, 'job.start_given_up');
+        return undefined;
       }
     } catch (err) {
-      log.error({ err, threadId: thread.id, channelId: req.channelId }, 'job.record_failed');
-      return;
+      log.error({ err, threadId: thread.id, channelId }, 'job.record_failed');
+      return undefined;
     }
-    thread = inThread ? { ...thread, rootTs: ts } : { ...thread, threadTs: ts, rootTs: ts };
-    await create(thread, started, withContext(req));
+    return inThread ? { ...thread, rootTs: ts } : { ...thread, threadTs: ts, rootTs: ts };
   }
 
   /**
@@ -193,11 +214,12 @@ export function createJobService(deps: JobServiceDeps) {
     thread: JobThread,
     started = performance.now(),
     prompt = thread.prompt,
+    slot?: BudgetSlot,
   ): Promise<void> {
     let job: Job;
     try {
       job = await withDeadline('job.create', deadlineMs, (signal) =>
-        api.createJob(prompt, { signal, project: thread.projectId ?? undefined }),
+        api.createJob(prompt, { signal, project: thread.projectId ?? undefined, slot }),
       );
     } catch (err) {
       if (!(err instanceof ApiError)) log.error({ err, threadId: thread.id }, 'job.create_crashed');
@@ -230,26 +252,31 @@ export function createJobService(deps: JobServiceDeps) {
   }
 
   /**
-   * True (and the requester told) when the budget is spent. Two starts racing for the last
-   * slot may both pass; the one that loses is refused by the create call itself and its root
-   * says so. A store that cannot be read lets the start go on: the create call checks again.
+   * The start's agent budget slot, taken (counted and recorded under the budget's lock, so
+   * replicas racing for the last slot cannot both have it) before anything is posted. A
+   * spent budget is told to the requester alone, with when the next slot opens, and nothing
+   * appears in the channel; so is a store that cannot be read (nothing is started then).
    */
-  async function budgetSpent(
+  async function reserve(
     req: StartRequest,
     projectId: string,
     reply: (text: string) => Promise<void>,
-  ): Promise<boolean> {
-    const budget = await deps
-      .budget(projectId)
-      .status()
-      .catch((err: unknown) => {
-        log.warn({ err }, 'job.budget_unread');
-        return undefined;
-      });
-    if (!budget || budget.nextSlotAt === null) return false;
-    log.info({ channelId: req.channelId, userId: req.userId, projectId }, 'job.budget_spent');
-    await reply(budgetSpentText(budget.limit, budget.nextSlotAt, 'create'));
-    return true;
+  ): Promise<BudgetSlot | undefined> {
+    const who = { channelId: req.channelId, userId: req.userId, projectId };
+    try {
+      return await deps.budget(projectId).take('job.create');
+    } catch (err) {
+      if (err instanceof BudgetExhausted) {
+        log.info(who, 'job.budget_spent');
+        await reply(budgetSpentText(err.limit ?? 100, err.retryAt.getTime(), 'create'));
+      } else {
+        log.error({ err, ...who }, 'job.budget_unread');
+        await reply(
+          "I couldn't check this project's agent budget (a storage error), so I didn't start a job. Please try again.",
+        );
+      }
+      return undefined;
+    }
   }
 
   const followUps = createFollowUps({ ...deps, log, now, deadlineMs, firstPoll, metrics });

@@ -1,5 +1,6 @@
 import type { PageRow } from '../api/schemas.ts';
 import type { Counts } from '../store/types.ts';
+import { drain, eachStep, type Steps, sortSteps } from './turns.ts';
 
 /**
  * Pure arithmetic of a traffic report. The API documents no row order, and offset paging
@@ -15,9 +16,23 @@ export function compareRows(a: PageRow, b: PageRow): number {
 
 /** First sighting of a path wins: a repeat from a shifted page is the same row again. */
 export function dedupeAndSort(rows: Iterable<PageRow>): PageRow[] {
+  return drain(dedupeAndSortSteps(rows));
+}
+
+/** `dedupeAndSort` in steps (src/reports/turns.ts). */
+export function* dedupeAndSortSteps(rows: Iterable<PageRow>): Steps<PageRow[]> {
   const byPath = new Map<string, PageRow>();
-  for (const r of rows) if (!byPath.has(r.path)) byPath.set(r.path, r);
-  return [...byPath.values()].sort(compareRows);
+  yield* eachStep(rows, (r) => {
+    if (!byPath.has(r.path)) byPath.set(r.path, r);
+  });
+  return yield* sortSteps([...byPath.values()], compareRows);
+}
+
+/** Rows by path, in steps. */
+export function* byPathSteps(rows: readonly PageRow[]): Steps<Map<string, PageRow>> {
+  const byPath = new Map<string, PageRow>();
+  yield* eachStep(rows, (r) => byPath.set(r.path, r));
+  return byPath;
 }
 
 export interface Change {
@@ -72,24 +87,34 @@ export function movers(
   previous: ReadonlyMap<string, PageRow>,
   opts: MoverOptions,
 ): { up: Mover[]; down: Mover[] } {
-  const all: Mover[] = [];
+  return drain(moversSteps(current, previous, opts));
+}
+
+/** `movers` in steps (src/reports/turns.ts). */
+export function* moversSteps(
+  current: readonly PageRow[],
+  previous: ReadonlyMap<string, PageRow>,
+  opts: MoverOptions,
+): Steps<{ up: Mover[]; down: Mover[] }> {
+  const up: Mover[] = [];
+  const down: Mover[] = [];
+  const consider = (path: string, m: Change) => {
+    if (Math.max(m.current, m.previous) < opts.floor || Math.abs(m.abs) < opts.minAbs) return;
+    (m.abs > 0 ? up : down).push({ path, ...m });
+  };
   const seen = new Set<string>();
-  for (const row of current) {
+  yield* eachStep(current, (row) => {
     seen.add(row.path);
     const prev = previous.get(row.path);
-    if (!prev && !opts.previousComplete) continue;
-    all.push({ path: row.path, ...change(row.total, prev?.total ?? 0) });
-  }
+    if (prev || opts.previousComplete) consider(row.path, change(row.total, prev?.total ?? 0));
+  });
   if (opts.currentComplete) {
-    for (const prev of previous.values()) {
-      if (!seen.has(prev.path)) all.push({ path: prev.path, ...change(0, prev.total) });
-    }
+    yield* eachStep(previous.values(), (prev) => {
+      if (!seen.has(prev.path)) consider(prev.path, change(0, prev.total));
+    });
   }
-  const significant = all.filter(
-    (m) => Math.max(m.current, m.previous) >= opts.floor && Math.abs(m.abs) >= opts.minAbs,
-  );
   const byPath = (a: Mover, b: Mover) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0);
-  const up = significant.filter((m) => m.abs > 0).sort((a, b) => b.abs - a.abs || byPath(a, b));
-  const down = significant.filter((m) => m.abs < 0).sort((a, b) => a.abs - b.abs || byPath(a, b));
-  return { up: up.slice(0, opts.limit), down: down.slice(0, opts.limit) };
+  const risers = yield* sortSteps(up, (a, b) => b.abs - a.abs || byPath(a, b));
+  const fallers = yield* sortSteps(down, (a, b) => a.abs - b.abs || byPath(a, b));
+  return { up: risers.slice(0, opts.limit), down: fallers.slice(0, opts.limit) };
 }

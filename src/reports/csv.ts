@@ -1,4 +1,5 @@
 import type { PageRow } from '../api/schemas.ts';
+import { drain, eachStep, type Steps } from './turns.ts';
 
 /**
  * Every page row scanned, as CSV (RFC 4180). A cell that a spreadsheet would run as a
@@ -10,11 +11,20 @@ export function pagesCsv(
   previous: ReadonlyMap<string, PageRow>,
   previousComplete: boolean,
 ): string {
+  return drain(pagesCsvSteps(rows, previous, previousComplete));
+}
+
+/** `pagesCsv` in steps (src/reports/turns.ts). */
+export function* pagesCsvSteps(
+  rows: readonly PageRow[],
+  previous: ReadonlyMap<string, PageRow>,
+  previousComplete: boolean,
+): Steps<string> {
   const lines = ['path,human,ai,total,previous_total'];
-  for (const r of rows) {
+  yield* eachStep(rows, (r) => {
     const prev = previous.get(r.path)?.total ?? (previousComplete ? 0 : '');
     lines.push([cell(r.path), r.human, r.ai, r.total, prev].join(','));
-  }
+  });
   return `${lines.join('\r\n')}\r\n`;
 }
 

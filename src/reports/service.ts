@@ -4,17 +4,19 @@ import type { PageRow, VisitorsPage } from '../api/schemas.ts';
 import type { Logger } from '../log.ts';
 import type { Counts, Store } from '../store/types.ts';
 import {
+  byPathSteps,
   type Change,
   DEFAULT_MOVERS,
-  dedupeAndSort,
+  dedupeAndSortSteps,
   type Mover,
-  movers,
+  moversSteps,
   totalsChange,
 } from './aggregate.ts';
 import { CORE_REQUESTS, DEFAULT_MAX_REQUESTS, PAGE_LIMIT } from './limits.ts';
 import { type ChartPointCounts, chartPoints } from './points.ts';
 import { apiParams, type DateRange, previousRange } from './range.ts';
 import { type PeriodScan, Stop, scanBothPeriods } from './scan.ts';
+import { inTurns } from './turns.ts';
 
 const CACHE_MS = 10 * 60_000;
 const TOP_PAGES = 10;
@@ -114,8 +116,16 @@ export function createReportService(deps: ReportServiceDeps) {
     const [current, before] = scanned.scans as [PeriodScan, PeriodScan];
     const stoppedBy = scanned.stoppedBy;
 
-    const rows = dedupeAndSort(current.rows);
-    const previousRows = new Map(dedupeAndSort(before.rows).map((r) => [r.path, r]));
+    // 50,000 pages take a few hundred ms of CPU: in steps, so acks and answers go between.
+    const rows = await inTurns(dedupeAndSortSteps(current.rows));
+    const previousRows = await inTurns(byPathSteps(await inTurns(dedupeAndSortSteps(before.rows))));
+    const moved = await inTurns(
+      moversSteps(rows, previousRows, {
+        ...DEFAULT_MOVERS,
+        currentComplete: current.complete,
+        previousComplete: before.complete,
+      }),
+    );
     const report: Report = {
       range,
       previous,
@@ -126,11 +136,7 @@ export function createReportService(deps: ReportServiceDeps) {
       rows,
       previousRows,
       top: rows.slice(0, TOP_PAGES),
-      movers: movers(rows, previousRows, {
-        ...DEFAULT_MOVERS,
-        currentComplete: current.complete,
-        previousComplete: before.complete,
-      }),
+      movers: moved,
       scan: {
         current: { paths: rows.length, complete: current.complete },
         previous: { paths: previousRows.size, complete: before.complete },

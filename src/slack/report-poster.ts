@@ -1,10 +1,11 @@
 import type { WebClient } from '@slack/web-api';
 import type { Logger } from '../log.ts';
 import { renderVisitorsChart } from '../reports/chart.ts';
-import { pagesCsv } from '../reports/csv.ts';
+import { pagesCsvSteps } from '../reports/csv.ts';
 import type { ReportPoster } from '../reports/ports.ts';
 import { formatRange } from '../reports/range.ts';
 import type { Report } from '../reports/service.ts';
+import { inTurns } from '../reports/turns.ts';
 import { toChatError } from './chat.ts';
 import { historyHas, markedWith } from './history.ts';
 import { postMarked } from './marked-message.ts';
@@ -50,7 +51,10 @@ export function createSlackReportPoster(
           subtitle: `${period} (${report.range.timeZone}) · humans vs AI agents`,
         },
       );
-      const csv = pagesCsv(report.rows, report.previousRows, report.scan.previous.complete);
+      // In steps: 50,000 rows of CSV would hold the event loop for a while.
+      const csv = await inTurns(
+        pagesCsvSteps(report.rows, report.previousRows, report.scan.previous.complete),
+      );
       try {
         await client.filesUploadV2({
           channel_id: channelId,

@@ -132,7 +132,7 @@ export class Harness {
   async start(
     extra: Pick<
       BotOptions,
-      'digest' | 'apiRetry' | 'pendingRootMs' | 'channelGapMs' | 'updateLimit' | 'work'
+      'digest' | 'apiRetry' | 'pendingRootMs' | 'channelGapMs' | 'updateLimit' | 'work' | 'lanes'
     > = {},
   ): Promise<void> {
     this.bot = await this.#startBot(this.env, this.logChunks, extra, (store) => {
@@ -172,6 +172,7 @@ export class Harness {
       | 'updateLimit'
       | 'work'
       | 'localClock'
+      | 'lanes'
     >,
     onStore: (store: Store) => void = () => {},
   ): Promise<Bot> {

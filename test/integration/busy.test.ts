@@ -9,15 +9,15 @@ afterEach(async () => {
 });
 
 it('answers /agent at once while starts pile up, and says so when it cannot take more', async () => {
-  // Slack calls may take 3 s here (the root post below takes 1.5 s), and leases twice that.
+  // Slack calls may take 3 s here (a slow create keeps a start busy), and leases twice that.
   h = await Harness.create({ mode: 'http', env: { SLACK_TIMEOUT_MS: '3000', LEASE_MS: '6000' } });
-  // One start at a time, one more waiting: a slow root post keeps the first one busy.
+  // One start at a time, one more waiting: a slow create keeps the first one busy.
   await h.start({ work: { concurrency: 1, capacity: 1 } });
-  h.slack.setLatency('chat.postMessage', 1_500);
+  h.api.setLatency('create', 1_500);
 
   const first = await h.command('Document the CLI');
   expect(first.body).toBeNull();
-  await eventually(() => h.slack.callsTo('chat.postMessage').length > 0 || undefined, 'first root');
+  await eventually(() => h.api.requestsTo('create').length > 0 || undefined, 'first create');
   const second = await h.command('Document the SDK');
   expect(second.body).toBeNull(); // queued behind the first
   const third = await h.command('Document the API');

@@ -154,6 +154,43 @@ describe('updates and pauses', () => {
     expect(names().slice(4)).toEqual(['U2', 'P4']);
   });
 
+  it("pauses a post's channel for a 429 and no other, and says how long a post there waits", async () => {
+    const { task, names, time, scheduler } = setUp();
+    scheduler.pauseChannel('CA', 3_000);
+    expect(scheduler.waitFor('CA')).toBe(3_000);
+    expect(scheduler.waitFor('CB')).toBe(0);
+    task('A1', 'CA');
+    task('A2', 'CA');
+    task('B1', 'CB');
+    await settle();
+    expect(names()).toEqual(['B1']);
+    // A post added now goes after the two queued there, a gap apart.
+    expect(scheduler.waitFor('CA')).toBe(5_000);
+    await time.advance(3_000);
+    expect(names()).toEqual(['B1', 'A1']);
+    await time.advance(1_000);
+    expect(names()).toEqual(['B1', 'A1', 'A2']);
+  });
+
+  it('tells queued work it was dropped when the scheduler stops', async () => {
+    const { scheduler, time } = setUp();
+    const dropped: string[] = [];
+    const add = (name: string) =>
+      scheduler.add({
+        method: 'chat.postMessage',
+        channelId: 'CA',
+        urgent: true,
+        run: async () => true,
+        dropped: () => dropped.push(name),
+      });
+    scheduler.pauseChannel('CA', 10_000);
+    add('A1');
+    await scheduler.stop();
+    add('A2');
+    await time.advance(20_000);
+    expect(dropped).toEqual(['A1', 'A2']);
+  });
+
   it('waits on stop for the calls in flight, and starts nothing more', async () => {
     const { task, names, time, scheduler } = setUp();
     const inFlight = task('A1', 'CA', { hold: true });

@@ -252,6 +252,38 @@ it('pauses root edits for a 429 Retry-After while announcements keep flowing', a
   expect(new Set(shown.map((t) => t.id)).size).toBe(5);
 });
 
+it("pauses only its channel's posts for a 429 on an announcement", async () => {
+  const jobs = [];
+  for (const c of ['CA', 'CA', 'CB', 'CB']) jobs.push(await runningJob(c));
+  for (const t of jobs) await finish(t);
+  const { chat, announced } = recordingChat();
+  const posted: string[] = [];
+  const announce = chat.announce;
+  let refused = false;
+  chat.announce = async (t, a) => {
+    if (t.channelId === 'CA' && !refused) {
+      refused = true;
+      throw new ChatError('ratelimited', { retryable: true, retryAfterMs: 30_000 });
+    }
+    await announce(t, a);
+    posted.push(t.channelId);
+  };
+  const n = notifier(chat);
+  await until(() => refused && posted.length === 1, "CA refused, CB's first post");
+  await n.time.advance(1_000);
+  // chat.postMessage is limited per channel: CB goes on at its pace while CA waits.
+  await until(() => posted.length === 2, "CB's second post");
+  await n.time.advance(10_000);
+  await settle(50);
+  expect(posted).toEqual(['CB', 'CB']);
+  await n.time.advance(20_000);
+  n.kick();
+  await settle(50);
+  await n.time.advance(1_000);
+  await until(() => posted.length === 4, "CA's posts, once its pause is over");
+  expect(announced).toHaveLength(4);
+});
+
 it('leases an announcement only as it is sent, and never queues one twice', async () => {
   const busy = [];
   for (let i = 0; i < 3; i++) busy.push(await finish(await runningJob('CA')));

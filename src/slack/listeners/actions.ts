@@ -9,7 +9,7 @@ import type { Inflight } from '../../inflight.ts';
 import type { FollowUpForm } from '../../jobs/follow-up-form.ts';
 import type { ButtonAnswer, ButtonClick } from '../../jobs/retry.ts';
 import type { Logger } from '../../log.ts';
-import type { WorkQueue } from '../../work-queue.ts';
+import type { WorkLanes } from '../../work-queue.ts';
 import { ACTIONS, FOLLOW_UP_INPUT, FOLLOW_UP_VIEW, followUpModal } from '../action-blocks.ts';
 import { readJson } from '../json-value.ts';
 
@@ -67,7 +67,7 @@ const NOT_RECORDED = "I couldn't record your follow-up (a storage error). Please
  */
 export function registerActions(
   app: App,
-  deps: { buttons: ButtonDeps; log: Logger; inflight: Inflight; work: WorkQueue },
+  deps: { buttons: ButtonDeps; log: Logger; inflight: Inflight; work: WorkLanes },
 ): void {
   const log = deps.log.child({ component: 'actions' });
   const { buttons } = deps;
@@ -101,7 +101,9 @@ export function registerActions(
     const click = { threadId: Number(action.value), channelId: channel.id, userId: user.id };
     log.info({ actionId: action.action_id, ...click }, 'action.clicked');
     if (run) {
-      const queued = deps.work.offer(action.action_id, async () => tell(await run(click)));
+      // Retry creates a job again (a start); Cancel watching is an answer.
+      const lane = action.action_id === ACTIONS.retry ? deps.work.starts : deps.work.answers;
+      const queued = lane.offer(action.action_id, async () => tell(await run(click)));
       if (!queued) await tell(BUSY);
       return;
     }
@@ -138,7 +140,7 @@ export function registerActions(
       return fail(recorded.error);
     }
     await args.ack();
-    const queued = deps.work.offer('form.deliver', async () => {
+    const queued = deps.work.answers.offer('form.deliver', async () => {
       const outcome = await buttons.followUpForm.deliver(view.id);
       log.debug({ threadId: sub.threadId, viewId: view.id, outcome }, 'form.handled');
     });

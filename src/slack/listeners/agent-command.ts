@@ -7,7 +7,7 @@ import type { JobStatus } from '../../jobs/status.ts';
 import type { Logger } from '../../log.ts';
 import { decodeSlackText } from '../../mrkdwn.ts';
 import type { Projects } from '../../projects.ts';
-import type { WorkQueue } from '../../work-queue.ts';
+import type { WorkLanes } from '../../work-queue.ts';
 import { AGENT_USAGE } from '../blocks.ts';
 import { readCommand } from './command-payload.ts';
 
@@ -39,7 +39,7 @@ export function registerAgentCommand(
     doctor?: (teamId: string, channelId: string) => Promise<string>;
     log: Logger;
     inflight: Inflight;
-    work: WorkQueue;
+    work: WorkLanes;
     pending?: PendingCommands;
   },
 ): void {
@@ -61,7 +61,7 @@ export function registerAgentCommand(
     if (STATUS.test(prompt)) {
       await ack();
       const reply = async () => tell(await deps.jobStatus(team_id, channel_id, user_id));
-      if (!deps.work.offer('command.status', reply)) await reply();
+      if (!deps.work.answers.offer('command.status', reply)) await reply();
       log.info({ channelId: channel_id, userId: user_id }, 'command.status');
       return;
     }
@@ -76,18 +76,18 @@ export function registerAgentCommand(
         log.info({ ...who, changed: r.changed }, 'command.project_change');
         await tell(r.text);
       };
-      if (!deps.work.offer('command.project', reply)) await reply();
+      if (!deps.work.answers.offer('command.project', reply)) await reply();
       return;
     }
     const doctor = deps.doctor;
     if (doctor && DOCTOR.test(prompt)) {
       await ack();
       const reply = async () => tell(await doctor(team_id, channel_id));
-      if (!deps.work.offer('command.doctor', reply)) await reply();
+      if (!deps.work.answers.offer('command.doctor', reply)) await reply();
       log.info({ channelId: channel_id, userId: user_id }, 'command.doctor');
       return;
     }
-    if (!deps.work.hasRoom()) {
+    if (!deps.work.starts.hasRoom()) {
       await ack({ response_type: 'ephemeral', text: BUSY_TEXT });
       log.warn({ channelId: channel_id, userId: user_id }, 'command.busy');
       return;
@@ -102,7 +102,7 @@ export function registerAgentCommand(
       conversation: conversationKind(channel_id, kindFromChannelName(channel_name)),
     };
     const recorded = recordPending(req, payload.response_url);
-    deps.work.offer('job.start', async () => {
+    deps.work.starts.offer('job.start', async () => {
       // Another replica started it already, or this one is stopping: not here, then.
       if (!(await (deps.pending?.take(await recorded) ?? true))) return;
       await deps.jobs.startJob(req, tell);

@@ -63,7 +63,11 @@ export function registerDirectMessages(
           conversation: 'im' as const,
           eventKeys: [`event:${envelope.data.event_id}`, messageKey(e.channel, e.ts)],
         };
-        if (!deps.work.offer('dm.handle', () => startFromMessage(ask, { ...deps, log }, answer))) {
+        if (
+          !deps.work.starts.offer('dm.handle', () =>
+            startFromMessage(ask, { ...deps, log }, answer),
+          )
+        ) {
           log.warn({ channelId: e.channel, ts: e.ts }, 'dm.busy');
           await answer(BUSY_ASK_AGAIN);
         }

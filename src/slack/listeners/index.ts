@@ -9,7 +9,7 @@ import type { Projects } from '../../projects.ts';
 import type { ReportPoster } from '../../reports/ports.ts';
 import type { ReportService } from '../../reports/service.ts';
 import type { Store } from '../../store/types.ts';
-import type { WorkQueue } from '../../work-queue.ts';
+import type { WorkLanes } from '../../work-queue.ts';
 import type { HomePublisher } from '../home.ts';
 import { registerHome } from '../home.ts';
 import { type ButtonDeps, registerActions } from './actions.ts';
@@ -42,8 +42,8 @@ export interface ListenerDeps {
   botName?: () => string | undefined;
   /** Each listener run counts as in-flight work, which a shutdown waits for. */
   inflight: Inflight;
-  /** Where the work that follows an ack runs, out of the request's turn. */
-  work: WorkQueue;
+  /** Where the work that follows an ack runs, out of the request's turn, by lane. */
+  work: WorkLanes;
   /** Where an acked `/agent` is recorded until its start runs (a crash loses none). */
   pending?: PendingCommands;
   /** The root message's buttons and the follow-up form. */
@@ -65,7 +65,7 @@ export function registerListeners(app: App, deps: ListenerDeps): void {
     registerInsightDrafts(app, { ...deps, ...deps.insights });
   }
   registerActions(app, deps);
-  if (deps.home) registerHome(app, { home: deps.home, work: deps.work, log: deps.log });
+  if (deps.home) registerHome(app, { home: deps.home, work: deps.work.answers, log: deps.log });
   app.error(async (err) => {
     // Surprises only: expected failures are handled, and answered, where they happen.
     deps.log.error({ err, component: 'bolt' }, 'slack.unhandled_error');

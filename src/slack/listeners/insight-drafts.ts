@@ -13,7 +13,7 @@ import type { JobService } from '../../jobs/service.ts';
 import type { Logger } from '../../log.ts';
 import type { Projects } from '../../projects.ts';
 import type { JobOrigin, Store } from '../../store/types.ts';
-import type { WorkQueue } from '../../work-queue.ts';
+import type { WorkLanes } from '../../work-queue.ts';
 import { toChatError } from '../chat.ts';
 import {
   budgetSpentError,
@@ -33,7 +33,7 @@ export interface InsightDraftDeps {
   agentBudget: (projectId: string) => Pick<Budget, 'status'>;
   store: Pick<Store, 'claimEvent' | 'eventSeen'>;
   chat: Pick<JobChat, 'tellUser'>;
-  work: WorkQueue;
+  work: WorkLanes;
   log: Logger;
   inflight: Inflight;
 }
@@ -157,7 +157,7 @@ export function registerInsightDrafts(app: App, deps: InsightDraftDeps): void {
       const origin = await originOf(args.client, meta, log);
       await deps.jobs.startJob(origin ? { ...req, origin } : req, tell);
     };
-    if (!deps.work.offer('job.start', start)) {
+    if (!deps.work.starts.offer('job.start', start)) {
       log.warn({ viewId: view.id }, 'insight_draft.busy');
       await tell(BUSY).catch((err: unknown) => log.warn({ err }, 'insight_draft.answer_failed'));
     }

@@ -4,6 +4,7 @@ import type { InsightsPoster } from '../../insights/ports.ts';
 import type { InsightsService } from '../../insights/service.ts';
 import type { Logger } from '../../log.ts';
 import type { Projects } from '../../projects.ts';
+import type { WorkLanes } from '../../work-queue.ts';
 import { handleReportCommand } from './report-command.ts';
 
 export interface InsightsCommandDeps {
@@ -14,6 +15,7 @@ export interface InsightsCommandDeps {
   log: Logger;
   timeZone: string;
   inflight: Inflight;
+  work: Pick<WorkLanes, 'reports'>;
   botName?: () => string | undefined;
 }
 
@@ -29,6 +31,7 @@ export function registerInsightsCommand(app: App, deps: InsightsCommandDeps): vo
       slowNote: 'Working on your insights report…',
       timeZone: deps.timeZone,
       log,
+      work: deps.work.reports,
       projects: deps.projects,
       botName: deps.botName,
       post: async ({ range, projectId, channelId }) => {

@@ -83,7 +83,7 @@ export function registerMentions(
             text,
             ...(inThread ? { threadTs: inThread } : {}),
           });
-        const queued = deps.work.offer('mention.handle', () =>
+        const queued = deps.work.starts.offer('mention.handle', () =>
           handleMention(ask, inThread, { ...deps, log }, answer, {
             client,
             ...(context.botUserId ? { botUserId: context.botUserId } : {}),

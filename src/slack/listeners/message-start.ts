@@ -4,7 +4,7 @@ import type { JobStatus } from '../../jobs/status.ts';
 import type { Logger } from '../../log.ts';
 import { decodeSlackText } from '../../mrkdwn.ts';
 import type { Store } from '../../store/types.ts';
-import type { WorkQueue } from '../../work-queue.ts';
+import type { WorkLanes } from '../../work-queue.ts';
 import { AGENT_USAGE } from '../blocks.ts';
 import { HELP, STATUS } from './agent-command.ts';
 
@@ -50,7 +50,7 @@ export interface MessageStartDeps {
   jobStatus: JobStatus;
   store: Pick<Store, 'claimEvent'>;
   log: Logger;
-  work: WorkQueue;
+  work: WorkLanes;
 }
 
 /**

@@ -4,7 +4,7 @@ import type { Access } from '../../access.ts';
 import type { ThreadReply as Reply } from '../../jobs/follow-ups.ts';
 import type { JobService } from '../../jobs/service.ts';
 import type { Logger } from '../../log.ts';
-import type { WorkQueue } from '../../work-queue.ts';
+import type { WorkLanes } from '../../work-queue.ts';
 import { messageKey, promptOf } from './message-start.ts';
 
 /**
@@ -89,14 +89,14 @@ export function recordThreadReplies(deps: {
  */
 export function registerThreadReplies(
   app: App,
-  deps: { jobs: JobService; log: Logger; work: WorkQueue },
+  deps: { jobs: JobService; log: Logger; work: Pick<WorkLanes, 'answers'> },
 ): void {
   const log = deps.log.child({ component: 'thread-replies' });
   app.event('message', async ({ body, context }) => {
     const r = readReply(body, context.teamId, context.botUserId);
     if (!r) return;
     const { channelId, ts } = r.reply;
-    const queued = deps.work.offer('reply.deliver', async () => {
+    const queued = deps.work.answers.offer('reply.deliver', async () => {
       const outcome = await deps.jobs.deliverReply(r.reply, r.eventKeys);
       log.debug({ channelId, ts, outcome }, 'reply.handled');
     });

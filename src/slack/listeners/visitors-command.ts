@@ -5,6 +5,7 @@ import type { Projects } from '../../projects.ts';
 import type { ReportPoster } from '../../reports/ports.ts';
 import { addDays } from '../../reports/range.ts';
 import type { ReportService } from '../../reports/service.ts';
+import type { WorkLanes } from '../../work-queue.ts';
 import { handleReportCommand } from './report-command.ts';
 
 /**
@@ -20,6 +21,7 @@ export function registerVisitorsCommand(
     log: Logger;
     timeZone: string;
     inflight: Inflight;
+    work: Pick<WorkLanes, 'reports'>;
     /** The bot's user name (auth.test), for the "invite me" hint. */
     botName?: () => string | undefined;
   },
@@ -31,6 +33,7 @@ export function registerVisitorsCommand(
       slowNote: 'Working on your traffic report…',
       timeZone: deps.timeZone,
       log,
+      work: deps.work.reports,
       projects: deps.projects,
       botName: deps.botName,
       post: async ({ range, projectId, channelId }) => {
