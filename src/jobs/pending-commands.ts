@@ -1,5 +1,5 @@
 import type { Logger } from '../log.ts';
-import type { NewPendingCommand, PendingCommand, Store } from '../store/types.ts';
+import type { CommandRef, NewPendingCommand, PendingCommand, Store } from '../store/types.ts';
 import type { StartRequest } from './service.ts';
 
 /** How long Slack accepts posts to a command's response_url. */
@@ -11,8 +11,10 @@ export const RESUMED_TEXT =
 
 /**
  * Acked `/agent` commands on their way to a start, kept in the store while they wait in the
- * work queue, so that a crash (even `kill -9`) between the ack and the start loses none:
- * the recovery pass of the next process (or another replica) starts them instead.
+ * starts lane and while their start waits for its channel's turn, so that a crash (even
+ * `kill -9`) between the ack and the start loses none: the recovery pass of the next process
+ * (or another replica) starts them instead. The record goes in the transaction that records
+ * the job's thread (`NewThread.command`), or when the start ends without one.
  */
 export interface PendingCommands {
   /**
@@ -21,11 +23,12 @@ export interface PendingCommands {
    */
   record(c: NewPendingCommand): Promise<number | undefined>;
   /**
-   * The queued start begins: takes the record. False when the start must not run: another
-   * process took the command over, or this one is stopping (the record stays for a restart).
+   * The queued start begins: what the start hands its thread (undefined: not recorded, start
+   * as before), or false when it must not run because this process is stopping (the record
+   * stays for a restart). It is held (renewed) until the thread takes it or the start ends.
    */
-  take(id: number | undefined): Promise<boolean>;
-  /** Commands recorded here and not taken yet. */
+  begin(id: number | undefined): CommandRef | undefined | false;
+  /** Commands recorded here and not started or ended yet. */
   readonly waiting: number;
   /** Takes nothing more and gives the waiting commands back at once. */
   stop(): Promise<void>;
@@ -44,13 +47,20 @@ export function createPendingCommands(deps: {
   const waiting = new Set<number>();
   let stopped = false;
 
-  // The lease is renewed well before it runs out, in one statement, while any command waits.
+  // The lease is renewed well before it runs out, in one statement, while any command waits
+  // or starts; those whose records are gone (their thread took them, their start ended) are
+  // dropped here.
   const renew = setInterval(
     () => {
       if (waiting.size === 0) return;
-      store
-        .renewPendingCommands([...waiting], owner, now() + leaseMs)
-        .catch((err: unknown) => log.warn({ err, waiting: waiting.size }, 'command.renew_failed'));
+      const ids = [...waiting];
+      store.renewPendingCommands(ids, owner, now() + leaseMs).then(
+        (held) => {
+          const still = new Set(held);
+          for (const id of ids) if (!still.has(id)) waiting.delete(id);
+        },
+        (err: unknown) => log.warn({ err, waiting: waiting.size }, 'command.renew_failed'),
+      );
     },
     Math.max(1, Math.floor(leaseMs / 3)),
   );
@@ -74,22 +84,14 @@ export function createPendingCommands(deps: {
         });
       });
     },
-    async take(id) {
-      if (id === undefined) return true; // not recorded: started as before
+    begin(id) {
+      if (id === undefined) return undefined; // not recorded: started as before
       if (stopped) {
         log.info({ commandId: id }, 'command.left_pending');
         return false;
       }
-      waiting.delete(id);
-      try {
-        if (await store.takePendingCommand(id, owner)) return true;
-        log.warn({ commandId: id }, 'command.taken_over');
-        return false;
-      } catch (err) {
-        // No longer renewed: once its lease runs out a recovery pass starts it.
-        log.error({ err, commandId: id }, 'command.take_failed');
-        return false;
-      }
+      // Whether another process took it over is known when its thread is recorded.
+      return { id, owner };
     },
     get waiting() {
       return waiting.size;
@@ -131,18 +133,18 @@ export async function resumePendingCommands(deps: ResumeDeps, log: Logger): Prom
     until: now() + deps.leaseMs,
   });
   for (const c of claimed) {
-    if (!(await store.takePendingCommand(c.id, owner))) continue;
     const ageMs = now() - c.receivedAt;
     const ids = { commandId: c.id, channelId: c.channelId, userId: c.userId, ageMs };
     if (ageMs >= RESPONSE_URL_MS) {
-      log.warn(ids, 'command.expired');
+      if (await store.takePendingCommand(c.id, owner)) log.warn(ids, 'command.expired');
       continue;
     }
     log.info(ids, 'command.resumed');
     const reply = (text: string) => deps.answer(c.responseUrl, text);
     await reply(RESUMED_TEXT);
+    // The record goes with the thread its start records (or when the start ends without one).
     await deps
-      .startJob(toRequest(c), reply)
+      .startJob({ ...toRequest(c), command: { id: c.id, owner } }, reply)
       .catch((err: unknown) => log.error({ err, ...ids }, 'command.resume_failed'));
     started++;
   }

@@ -1,7 +1,13 @@
 import { ChatError, NOT_IN_CHANNEL_CODES } from '../chat-errors.ts';
 import { type ConversationKind, conversationKind, notInChannelText } from '../invite-hint.ts';
 import type { Logger } from '../log.ts';
-import type { JobOrigin, JobThread, Store } from '../store/types.ts';
+import {
+  type CommandRef,
+  CommandTakenOver,
+  type JobOrigin,
+  type JobThread,
+  type Store,
+} from '../store/types.ts';
 
 export interface StartRequest {
   teamId: string;
@@ -20,6 +26,11 @@ export interface StartRequest {
   conversation?: ConversationKind;
   /** The message it was asked from (an insight's Draft it): the root links back to it. */
   origin?: JobOrigin;
+  /**
+   * The acked `/agent` this start is for (src/jobs/pending-commands.ts): its record goes
+   * with the thread's, or when the start ends without a thread (`commandEnded`).
+   */
+  command?: CommandRef;
 }
 
 /** What a root message stands for before its ts is known: a placeholder and a marker. */
@@ -63,14 +74,21 @@ export function rootSteps(deps: {
           ...(inThread ? { threadTs: inThread, rootTs: pending } : { threadTs: pending }),
           ...(req.context ? { contextMessages: req.context.messages } : {}),
           ...(req.origin ? { origin: req.origin } : {}),
+          ...(req.command ? { command: req.command } : {}),
         },
         now(),
       )
       .catch((err: unknown) => {
+        // Another process holds the command now, and starts it: nothing to say here.
+        if (err instanceof CommandTakenOver) return null;
         log.error({ err, channelId }, 'job.record_failed');
         return undefined;
       });
     if (thread) return thread;
+    if (thread === null) {
+      log.warn({ commandId: req.command?.id, channelId }, 'command.taken_over');
+      return undefined;
+    }
     // One thread, one job: another mention in the same thread may have just started one.
     const taken =
       inThread && (await store.findThread(teamId, channelId, inThread).catch(() => undefined));
@@ -116,5 +134,15 @@ export function rootSteps(deps: {
     );
   }
 
-  return { recordThread, rootNotPosted };
+  /** A start that ends without recording a thread lets its command's record go (a no-op once its thread took it). */
+  async function commandEnded(req: StartRequest): Promise<void> {
+    if (!req.command) return;
+    await store
+      .takePendingCommand(req.command.id, req.command.owner)
+      .catch((err: unknown) =>
+        log.warn({ err, commandId: req.command?.id }, 'command.release_failed'),
+      );
+  }
+
+  return { recordThread, rootNotPosted, commandEnded };
 }

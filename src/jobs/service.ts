@@ -73,7 +73,7 @@ export function createJobService(deps: JobServiceDeps) {
     if (!deps.run?.(name, go)) deps.track?.(go().catch(() => {}));
     return { done };
   };
-  const { recordThread, rootNotPosted } = rootSteps({ ...deps, log, now });
+  const { recordThread, rootNotPosted, commandEnded } = rootSteps({ ...deps, log, now });
   const firstPoll = () => ({
     nextPollAt: now() + deps.poll.intervalMs,
     pollIntervalMs: deps.poll.intervalMs,
@@ -99,13 +99,14 @@ export function createJobService(deps: JobServiceDeps) {
         return undefined;
       });
     if (projectId === undefined) {
+      await commandEnded(req);
       await reply(
         "I couldn't read which project this channel uses (a storage error), so I didn't start a job. Please try again.",
       );
       return;
     }
     const slot = await reserve(req, projectId, reply);
-    if (!slot) return;
+    if (!slot) return commandEnded(req);
     // The rest waits for the channel's turn: it holds no slot of the caller's meanwhile,
     // and is in flight (`track`) until its create is handed to the starts lane.
     const posted = postThenHandOver(req, projectId, slot, started, reply).catch((err: unknown) => {
@@ -134,13 +135,15 @@ export function createJobService(deps: JobServiceDeps) {
       handedOver = true;
       return handOver('job.create', () => create(thread, started, withContext(req), slot));
     } finally {
-      // Nothing was sent to the agent: the slot was never used.
-      if (!handedOver)
+      // Nothing was sent to the agent: the slot was never used, and the command is done with.
+      if (!handedOver) {
         await slot
           .release()
           .catch((err: unknown) =>
             log.warn({ err, channelId: req.channelId }, 'job.slot_release_failed'),
           );
+        await commandEnded(req);
+      }
     }
   }
 

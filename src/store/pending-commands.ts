@@ -47,13 +47,15 @@ export function pendingCommandQueries(
     },
 
     async renewPendingCommands(ids, owner, until) {
-      if (ids.length === 0) return;
-      await db
+      if (ids.length === 0) return [];
+      const rows = await db
         .updateTable('pending_commands')
         .set({ lease_until: until })
         .where('id', 'in', [...ids])
         .where('owner', '=', owner)
+        .returning('id')
         .execute();
+      return rows.map((r) => num(r.id));
     },
 
     // PostgreSQL: rows another replica is claiming are skipped, and the lease test is

@@ -154,12 +154,17 @@ export interface Store extends BudgetStore {
   /** Records an acked command waiting for its start, held by `lease`; returns its id. */
   recordPendingCommand(c: NewPendingCommand, lease: Lease, now: number): Promise<number>;
   /**
-   * Its start begins: the record goes, if `owner` still holds it (a lease that ran out is
-   * still held until another process claims it). False when another process took it.
+   * The record goes, if `owner` still holds it (a lease that ran out is still held until
+   * another process claims it): its start ended without a thread, or it expired. False when
+   * it was gone (its thread took it, or another process). A thread that starts it takes it
+   * in `createThread` instead, in the same transaction.
    */
   takePendingCommand(id: number, owner: string): Promise<boolean>;
-  /** `owner` still holds these (waiting in its queue) until `until`; 0 gives them up at once. */
-  renewPendingCommands(ids: readonly number[], owner: string, until: number): Promise<void>;
+  /**
+   * `owner` still holds these (waiting for their start, or starting) until `until`; 0 gives
+   * them up at once. Returns the ids it still held (a started one's record is gone).
+   */
+  renewPendingCommands(ids: readonly number[], owner: string, until: number): Promise<number[]>;
   /** Claims up to `limit` commands whose lease ran out (their process is gone), oldest first. */
   claimPendingCommands(now: number, limit: number, lease: Lease): Promise<PendingCommand[]>;
 

@@ -1,6 +1,15 @@
+import type { Kysely } from 'kysely';
 import type { Engine } from './engine.ts';
+import type { Database } from './schema.ts';
 import { snapshotColumns, toThread, updatedOne } from './schema.ts';
-import type { JobSnapshot, NewThread, PollSchedule, StartRetry, Store } from './types.ts';
+import {
+  CommandTakenOver,
+  type JobSnapshot,
+  type NewThread,
+  type PollSchedule,
+  type StartRetry,
+  type Store,
+} from './types.ts';
 
 /** The thread ↔ job mapping: one row per job thread, keyed by (team, channel, thread ts). */
 export function threadQueries(
@@ -22,34 +31,17 @@ export function threadQueries(
   const { db } = e;
   return {
     async createThread(t: NewThread, now: number) {
-      const row = await db
-        .insertInto('job_threads')
-        .values({
-          team_id: t.teamId,
-          channel_id: t.channelId,
-          thread_ts: t.threadTs,
-          user_id: t.userId,
-          prompt: t.prompt,
-          project_id: t.projectId ?? null,
-          root_ts: t.rootTs ?? null,
-          context_messages: t.contextMessages ?? null,
-          origin_url: t.origin?.url ?? null,
-          origin_label: t.origin?.label ?? null,
-          job_id: null,
-          status: 'starting',
-          model: null,
-          repository: null,
-          ref: null,
-          pr_link: null,
-          error: null,
-          next_poll_at: null,
-          poll_interval_ms: 0,
-          created_at: now,
-          updated_at: now,
-        })
-        .returningAll()
-        .executeTakeFirstOrThrow();
-      return toThread(row);
+      if (!t.command) return insertThread(db, t, now);
+      const { id, owner } = t.command;
+      return e.writeTx(async (tx) => {
+        const taken = await tx
+          .deleteFrom('pending_commands')
+          .where('id', '=', id)
+          .where('owner', '=', owner)
+          .executeTakeFirst();
+        if (Number(taken.numDeletedRows) !== 1) throw new CommandTakenOver(id);
+        return insertThread(tx, t, now);
+      });
     },
 
     async getThread(id: number) {
@@ -191,4 +183,36 @@ export function threadQueries(
         .execute();
     },
   };
+}
+
+/** Inserts a thread in the state a start records it: 'starting', no job yet. */
+async function insertThread(db: Kysely<Database>, t: NewThread, now: number) {
+  const row = await db
+    .insertInto('job_threads')
+    .values({
+      team_id: t.teamId,
+      channel_id: t.channelId,
+      thread_ts: t.threadTs,
+      user_id: t.userId,
+      prompt: t.prompt,
+      project_id: t.projectId ?? null,
+      root_ts: t.rootTs ?? null,
+      context_messages: t.contextMessages ?? null,
+      origin_url: t.origin?.url ?? null,
+      origin_label: t.origin?.label ?? null,
+      job_id: null,
+      status: 'starting',
+      model: null,
+      repository: null,
+      ref: null,
+      pr_link: null,
+      error: null,
+      next_poll_at: null,
+      poll_interval_ms: 0,
+      created_at: now,
+      updated_at: now,
+    })
+    .returningAll()
+    .executeTakeFirstOrThrow();
+  return toThread(row);
 }

@@ -201,6 +201,31 @@ export interface NewThread {
   contextMessages?: number;
   projectId?: string | null;
   origin?: JobOrigin;
+  /**
+   * The acked command this thread starts (src/jobs/pending-commands.ts): its record is
+   * deleted in the transaction that inserts the thread, so that a crash leaves exactly one
+   * of the two, never both and never neither.
+   */
+  command?: CommandRef;
+}
+
+/** A recorded command, as the process that holds it names it. */
+export interface CommandRef {
+  id: number;
+  owner: string;
+}
+
+/**
+ * The thread of a command that another process took over (its lease ran out, say, while
+ * the database was away): that process starts it, so this one records nothing.
+ */
+export class CommandTakenOver extends Error {
+  readonly commandId: number;
+  constructor(commandId: number) {
+    super(`command ${commandId} was taken over by another process`);
+    this.name = 'CommandTakenOver';
+    this.commandId = commandId;
+  }
 }
 
 /** An acked `/agent <prompt>` to be started (the prompt as typed, decoded). */

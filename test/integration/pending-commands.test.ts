@@ -44,10 +44,10 @@ async function kill9(child: ChildProcess): Promise<void> {
 
 describe.each(engines)('an acked /agent not yet started (%s)', (engine) => {
   it('survives kill -9 while it waits in the queue: after a restart it is started once and the person told', async () => {
-    h = await Harness.create({ engine });
+    h = await Harness.create({ engine, env: { START_CONCURRENCY: '4' } });
     const first = spawnBot(h.env);
     await answers(h.url('/readyz'));
-    // Four starts hold the queue's four places (slow creates); the fifth waits behind them.
+    // Four starts hold the lane's four places (slow creates); the fifth waits behind them.
     h.api.inject('create', { slowMs: 30_000 }, 4);
     for (let i = 1; i <= 4; i++) await h.command(`Busy job ${i}`);
     await eventually(() => h.api.requestsTo('create').length === 4, 'four creates in flight');
@@ -88,10 +88,51 @@ describe.each(engines)('an acked /agent not yet started (%s)', (engine) => {
   });
 });
 
+describe.each(engines)('starts waiting for their channel (%s)', (engine) => {
+  it('survive kill -9 while their roots wait for the channel: each is started once after a restart', async () => {
+    h = await Harness.create({ engine });
+    const first = spawnBot(h.env);
+    await answers(h.url('/readyz'));
+    // One channel takes about a post a second: the later roots wait for their turn, each
+    // start already begun (its budget slot taken) and its command still recorded.
+    const prompts = Array.from({ length: 6 }, (_, i) => `Channel turn ${i + 1}`);
+    for (const p of prompts) await h.command(p);
+    await eventually(() => h.roots().length >= 2, 'the first roots posted');
+    await kill9(first.child);
+    const postedBefore = h.roots().length;
+    expect(postedBefore).toBeLessThan(prompts.length);
+
+    const second = spawnBot(h.env);
+    try {
+      await answers(h.url('/readyz'));
+      // Every prompt has its root, once: the ones that never reached the channel are started
+      // by the recovery pass; those already posted are settled there (started or marked).
+      for (const p of prompts)
+        await eventually(
+          () => h.roots().filter((m) => String(m.text).includes(p)).length === 1,
+          `the root of "${p}"`,
+          20_000,
+        );
+      for (const p of prompts.slice(postedBefore))
+        await eventually(() => createsFor(p).length === 1, `the job of "${p}"`, 20_000);
+      await sleep(2 * Number(h.env.LEASE_MS));
+      for (const p of prompts) {
+        expect(h.roots().filter((m) => String(m.text).includes(p))).toHaveLength(1);
+        expect(createsFor(p).length).toBeLessThanOrEqual(1);
+      }
+    } finally {
+      second.child.kill('SIGTERM');
+      await once(second.child, 'exit');
+    }
+  });
+});
+
 describe('a SIGTERM whose drain runs out', () => {
   it('leaves the command still queued to the next process, which starts it', async () => {
     // A lease (and so a create deadline) longer than the drain: the busy starts outlast it.
-    h = await Harness.create({ env: { SHUTDOWN_TIMEOUT_MS: '2000', LEASE_MS: '10000' } });
+    h = await Harness.create({
+      env: { SHUTDOWN_TIMEOUT_MS: '2000', LEASE_MS: '10000', START_CONCURRENCY: '4' },
+    });
     const first = spawnBot(h.env);
     await answers(h.url('/readyz'));
     h.api.inject('create', { slowMs: 30_000 }, 4);
@@ -183,5 +224,9 @@ describe('commands left by a process that is gone', () => {
     );
     expect(h.roots()).toHaveLength(0);
     expect(h.api.requestsTo('create')).toHaveLength(0);
+    // Its start ended without a thread: the record went with it, so no later recovery pass
+    // takes it up again.
+    await sleep(2 * Number(h.env.LEASE_MS));
+    expect(h.slack.responses.filter((r) => r.id === idOf(url))).toHaveLength(2);
   });
 });

@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { Store } from '../../src/store/types.ts';
+import { CommandTakenOver, type Store } from '../../src/store/types.ts';
 import { engines, type Place } from './engines.ts';
 
 const command = {
@@ -70,5 +70,41 @@ describe.each(engines)('store: pending commands (%s)', (_name, setup) => {
     } finally {
       if (other !== store) await other.close();
     }
+  });
+
+  it('goes with the thread that starts it, in one transaction, and only for its holder', async () => {
+    const thread = (ts: string) => ({
+      teamId: 'T1',
+      channelId: 'C1',
+      threadTs: ts,
+      userId: 'U1',
+      prompt: 'Add a quickstart',
+    });
+    const id = await store.recordPendingCommand(command, { owner: 'p1', until: 1_000 }, 10);
+    // Another process took it over: no thread here, and the record stays for that process.
+    await expect(
+      store.createThread({ ...thread('pending:a'), command: { id, owner: 'p2' } }, 20),
+    ).rejects.toBeInstanceOf(CommandTakenOver);
+    expect(await store.findThread('T1', 'C1', 'pending:a')).toBeUndefined();
+    expect(await store.renewPendingCommands([id], 'p1', 2_000)).toEqual([id]);
+
+    const t = await store.createThread(
+      { ...thread('pending:b'), command: { id, owner: 'p1' } },
+      30,
+    );
+    expect(t.threadTs).toBe('pending:b');
+    // The thread took the record: nothing left to renew, claim or take.
+    expect(await store.renewPendingCommands([id], 'p1', 3_000)).toEqual([]);
+    expect(await store.claimPendingCommands(10_000, 10, { owner: 'p3', until: 20_000 })).toEqual(
+      [],
+    );
+    expect(await store.takePendingCommand(id, 'p1')).toBe(false);
+
+    // A thread that cannot be inserted (its key is taken) leaves the command recorded.
+    const again = await store.recordPendingCommand(command, { owner: 'p1', until: 1_000 }, 40);
+    await expect(
+      store.createThread({ ...thread('pending:b'), command: { id: again, owner: 'p1' } }, 50),
+    ).rejects.toThrow();
+    expect(await store.renewPendingCommands([again], 'p1', 2_000)).toEqual([again]);
   });
 });

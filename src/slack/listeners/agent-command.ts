@@ -103,9 +103,11 @@ export function registerAgentCommand(
     };
     const recorded = recordPending(req, payload.response_url);
     deps.work.starts.offer('job.start', async () => {
-      // Another replica started it already, or this one is stopping: not here, then.
-      if (!(await (deps.pending?.take(await recorded) ?? true))) return;
-      await deps.jobs.startJob(req, tell);
+      const id = await recorded;
+      // This process is stopping: the record stays for the next one, or another replica.
+      const command = deps.pending ? deps.pending.begin(id) : undefined;
+      if (command === false) return;
+      await deps.jobs.startJob(command ? { ...req, command } : req, tell);
     });
   }
 
