@@ -57,7 +57,11 @@ it('counts a created job, the API error it got past, a follow-up and a refused S
       method: 'chat.postMessage',
       code: 'not_in_channel',
     });
-    return sampleValue(s, 'docs_agent_follow_ups_total', { outcome: 'sent' }) === 1 && refused === 1
+    // The refused start gives its budget slot back after Slack refused its root.
+    const agentLeft = sampleValue(s, 'docs_agent_budget_remaining', { budget: 'agent' });
+    return sampleValue(s, 'docs_agent_follow_ups_total', { outcome: 'sent' }) === 1 &&
+      refused === 1 &&
+      agentLeft === 97
       ? s
       : undefined;
   }, 'the counts to show');
