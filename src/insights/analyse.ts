@@ -5,7 +5,8 @@ import type {
   SearchRow,
 } from '../api/insights-schemas.ts';
 import { type Change, change } from '../reports/aggregate.ts';
-import { groupTopics, type Topic } from './topics.ts';
+import { drain, type Steps } from '../reports/turns.ts';
+import { groupTopicSteps, type Topic } from './topics.ts';
 
 export type { Change };
 
@@ -33,8 +34,19 @@ export const DEFAULT_INSIGHTS: InsightOptions = {
 
 /** Unanswered assistant questions grouped into topics (topics.ts), largest first. */
 export function questionGaps(conversations: readonly Conversation[], topN: number): Topic[] {
+  return drain(questionGapSteps(conversations, topN));
+}
+
+/** `questionGaps` in steps that give the event loop back (src/reports/turns.ts). */
+export function* questionGapSteps(
+  conversations: readonly Conversation[],
+  topN: number,
+): Steps<Topic[]> {
   const unanswered = conversations.filter((c) => c.resolutionStatus === 'unanswered');
-  return groupTopics(unanswered.map((c) => ({ text: c.query, at: c.timestamp }))).slice(0, topN);
+  const topics = yield* groupTopicSteps(
+    unanswered.map((c) => ({ text: c.query, at: c.timestamp })),
+  );
+  return topics.slice(0, topN);
 }
 
 export interface SearchGap {
@@ -51,11 +63,16 @@ export interface SearchGap {
  * (or no clicked page at all), grouped into topics by the same rule as questions.
  */
 export function searchGaps(rows: readonly SearchRow[], o: InsightOptions): SearchGap[] {
+  return drain(searchGapSteps(rows, o));
+}
+
+/** `searchGaps` in steps that give the event loop back (src/reports/turns.ts). */
+export function* searchGapSteps(rows: readonly SearchRow[], o: InsightOptions): Steps<SearchGap[]> {
   const weak = rows.filter(
     (r) => r.hits >= o.minSearchHits && (r.ctr <= o.maxCtr || r.topClickedPage === null),
   );
   const byText = new Map(weak.map((r) => [r.searchQuery.trim(), r]));
-  const topics = groupTopics(
+  const topics = yield* groupTopicSteps(
     weak.map((r) => ({ text: r.searchQuery, count: r.hits, at: r.lastSearchedAt })),
   );
   return topics.slice(0, o.topN).map((topic) => {

@@ -3,6 +3,7 @@ import { BudgetExhausted } from '../api/errors.ts';
 import type { SearchRow } from '../api/insights-schemas.ts';
 import type { Logger } from '../log.ts';
 import { apiParams, type DateRange, previousRange } from '../reports/range.ts';
+import { inTurns } from '../reports/turns.ts';
 import {
   type Change,
   countsChange,
@@ -11,9 +12,9 @@ import {
   dislikedPages,
   type InsightOptions,
   type PeriodCounts,
-  questionGaps,
+  questionGapSteps,
   type SearchGap,
-  searchGaps,
+  searchGapSteps,
   topSearches,
 } from './analyse.ts';
 import type { InsightsCache } from './cache.ts';
@@ -111,8 +112,11 @@ export function createInsightsService(deps: InsightsServiceDeps) {
     const read = await readReport(deps.api, reader, periods, cachedPrevious);
     const [current, before] = [read.current, read.previousCounts];
     const closed = isClosed(range);
-    const asked = questionGaps(current.conversations, Number.POSITIVE_INFINITY);
-    const searched = searchGaps(current.searches, { ...options, topN: Number.POSITIVE_INFINITY });
+    // Grouping thousands of questions is CPU work: in steps, so acks and answers go out.
+    const asked = await inTurns(questionGapSteps(current.conversations, Number.POSITIVE_INFINITY));
+    const searched = await inTurns(
+      searchGapSteps(current.searches, { ...options, topN: Number.POSITIVE_INFINITY }),
+    );
     const report: InsightsReport = {
       range,
       previous,

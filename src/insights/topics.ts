@@ -1,3 +1,4 @@
+import { drain, type Steps } from '../reports/turns.ts';
 import { jaccard, tokens } from './normalise.ts';
 
 /**
@@ -45,30 +46,84 @@ interface Variant {
 
 /** Topics, largest first (count, then key); see the rule above. */
 export function groupTopics(inputs: readonly TopicInput[], threshold = MERGE_THRESHOLD): Topic[] {
-  const variants = collectVariants(inputs);
-  const topics: { leader: string[]; members: Variant[] }[] = [];
+  return drain(groupTopicSteps(inputs, threshold));
+}
+
+/** How long one step of the grouping may hold the event loop. */
+const STEP_MS = 5;
+
+/**
+ * `groupTopics` in steps of a few milliseconds (src/reports/turns.ts): thousands of distinct
+ * questions take well over a second to group, which must not hold an ack or an answer.
+ * A text is compared only with the leaders that share a word with it (an index from word to
+ * topic), in the order the topics were made: any other leader's Jaccard index is 0.
+ */
+export function* groupTopicSteps(
+  inputs: readonly TopicInput[],
+  threshold = MERGE_THRESHOLD,
+): Steps<Topic[]> {
+  const variants = yield* collectVariants(inputs);
+  yield;
   const bySet = new Map<string, Variant[]>();
   for (const v of variants) {
     const k = v.words.length > 0 ? v.words.join(' ') : `\u0000${v.text.toLowerCase()}`;
-    bySet.set(k, [...(bySet.get(k) ?? []), v]);
+    const members = bySet.get(k);
+    if (members) members.push(v);
+    else bySet.set(k, [v]);
   }
   // Word sets by total count, so the most asked form leads its topic.
-  const sets = [...bySet.values()].sort(
-    (a, b) => sum(b) - sum(a) || (a[0]!.words.join(' ') < b[0]!.words.join(' ') ? -1 : 1),
-  );
-  for (const members of sets) {
+  const sets = [...bySet.values()]
+    .map((members) => ({ members, total: sum(members), key: members[0]!.words.join(' ') }))
+    .sort((a, b) => b.total - a.total || (a.key < b.key ? -1 : 1));
+  const topics: { leader: string[]; members: Variant[] }[] = [];
+  const byWord = new Map<string, number[]>();
+  let since = performance.now();
+  for (const { members } of sets) {
     const words = members[0]!.words;
-    const home =
-      words.length === 0 ? undefined : topics.find((t) => jaccard(t.leader, words) >= threshold);
+    const home = words.length === 0 ? undefined : firstHome(topics, byWord, words, threshold);
     if (home) home.members.push(...members);
-    else topics.push({ leader: words, members: [...members] });
+    else {
+      const at = topics.push({ leader: words, members: [...members] }) - 1;
+      for (const w of words) {
+        const list = byWord.get(w);
+        if (list) list.push(at);
+        else byWord.set(w, [at]);
+      }
+    }
+    if (performance.now() - since >= STEP_MS) {
+      yield;
+      since = performance.now();
+    }
   }
+  yield;
   return topics.map(toTopic).sort((a, b) => b.count - a.count || (a.key < b.key ? -1 : 1));
 }
 
-function collectVariants(inputs: readonly TopicInput[]): Variant[] {
+/** The first topic (in the order they were made) whose leader is close enough to `words`. */
+function firstHome<T extends { leader: string[] }>(
+  topics: readonly T[],
+  byWord: ReadonlyMap<string, number[]>,
+  words: readonly string[],
+  threshold: number,
+): T | undefined {
+  if (threshold <= 0) return topics.find((t) => jaccard(t.leader, words) >= threshold);
+  const candidates = new Set<number>();
+  for (const w of words) for (const at of byWord.get(w) ?? []) candidates.add(at);
+  for (const at of [...candidates].sort((a, b) => a - b)) {
+    const t = topics[at]!;
+    if (jaccard(t.leader, words) >= threshold) return t;
+  }
+  return undefined;
+}
+
+function* collectVariants(inputs: readonly TopicInput[]): Steps<Variant[]> {
   const byText = new Map<string, Variant>();
+  let since = performance.now();
   for (const input of inputs) {
+    if (performance.now() - since >= STEP_MS) {
+      yield;
+      since = performance.now();
+    }
     const text = input.text.trim();
     if (text === '') continue;
     const words = tokens(text);

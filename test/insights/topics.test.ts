@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { jaccard, stem, tokens } from '../../src/insights/normalise.ts';
-import { groupTopics, MERGE_THRESHOLD } from '../../src/insights/topics.ts';
+import { groupTopicSteps, groupTopics, MERGE_THRESHOLD } from '../../src/insights/topics.ts';
+import { inTurns } from '../../src/reports/turns.ts';
 import {
   DELETE_KEY_QUESTIONS,
   GERMAN_QUESTION,
@@ -96,5 +97,68 @@ describe('grouping', () => {
       ['???', 2],
       ['!!!', 1],
     ]);
+  });
+});
+
+describe('grouping thousands of questions', () => {
+  // Questions drawn from a few dozen words: many distinct texts, many sharing words.
+  const WORDS =
+    'api key rotate delete sso okta setup configure webhook python sdk install error auth token limit rate page search deploy domain custom theme navigation analytics export csv login github gitlab branch preview snippet openapi playground'.split(
+      ' ',
+    );
+  let seed = 7;
+  const rnd = () => {
+    seed = (seed * 1103515245 + 12345) % 2147483648;
+    return seed / 2147483648;
+  };
+  const inputs = Array.from({ length: 5_000 }, () => ({
+    text: Array.from(
+      { length: 3 + Math.floor(rnd() * 4) },
+      () => WORDS[Math.floor(rnd() * 34)],
+    ).join(' '),
+  }));
+
+  /** The rule as the README states it, leader by leader, with no index. */
+  function byTheRule(texts: { text: string }[]): string[][] {
+    const counts = new Map<string, { words: string[]; count: number }>();
+    for (const { text } of texts) {
+      const words = tokens(text);
+      const k = words.join(' ');
+      const c = counts.get(k) ?? { words, count: 0 };
+      c.count++;
+      counts.set(k, c);
+    }
+    const sets = [...counts.values()].sort(
+      (a, b) => b.count - a.count || (a.words.join(' ') < b.words.join(' ') ? -1 : 1),
+    );
+    const topics: { leader: string[]; keys: string[] }[] = [];
+    for (const s of sets) {
+      const home = topics.find((t) => jaccard(t.leader, s.words) >= MERGE_THRESHOLD);
+      if (home) home.keys.push(s.words.join(' '));
+      else topics.push({ leader: s.words, keys: [s.words.join(' ')] });
+    }
+    return topics.map((t) => t.keys.sort()).sort((a, b) => (a[0]! < b[0]! ? -1 : 1));
+  }
+
+  it('finds the same topics as comparing every leader, through its word index', () => {
+    const found = groupTopics(inputs)
+      .map((t) => [...new Set(t.variants.map((v) => tokens(v.text).join(' ')))].sort())
+      .sort((a, b) => (a[0]! < b[0]! ? -1 : 1));
+    expect(found).toEqual(byTheRule(inputs));
+  });
+
+  it('gives the event loop back while it groups', async () => {
+    let turns = 0;
+    let grouping = true;
+    const tick = () => {
+      turns++;
+      if (grouping) setImmediate(tick);
+    };
+    setImmediate(tick);
+    const topics = await inTurns(groupTopicSteps(inputs));
+    grouping = false;
+    expect(topics).toEqual(groupTopics(inputs));
+    // Grouping 5,000 texts takes a few hundred milliseconds: in steps of a few each.
+    expect(turns).toBeGreaterThan(10);
   });
 });
