@@ -24,7 +24,10 @@ export const TOKEN = /burst[A-Z]\d{3}|status[A-Z]/;
  */
 export class Seen {
   readonly first = new Map<string, number>();
+  /** Told that the command was refused (or that the bot is busy): no job will come. */
   readonly told = new Map<string, number>();
+  /** Told that its job's root waits for the channel's turn: a job will come. */
+  readonly queued = new Map<string, number>();
   readonly roots = new Map<string, number>();
   private readonly rootTs = new Map<string, string>();
   private readonly byResponse = new Map<string, string>();
@@ -53,7 +56,7 @@ export class Seen {
     for (; this.responses < this.slack.responses.length; this.responses++) {
       const r = this.slack.responses[this.responses]!;
       const token = this.byResponse.get(r.id);
-      if (token && r.status === 200) this.answered(token, r.at);
+      if (token && r.status === 200) this.answered(token, r.at, r.body);
     }
     for (; this.calls < this.slack.calls.length; this.calls++) {
       const c = this.slack.calls[this.calls]!;
@@ -61,7 +64,7 @@ export class Seen {
       const { args } = c;
       if (c.method === 'chat.postEphemeral') {
         const token = this.byUser.get(`${args.channel}/${args.user}`);
-        if (token) this.answered(token, c.at);
+        if (token) this.answered(token, c.at, args);
       } else if (c.method === 'chat.postMessage' && !args.thread_ts) {
         const token = TOKEN.exec(JSON.stringify(args))?.[0];
         if (!token) continue;
@@ -76,10 +79,14 @@ export class Seen {
     }
   }
 
-  /** A private answer: the first thing seen if nothing was, and (for a refused one) the refusal. */
-  private answered(token: string, at: number): void {
+  /**
+   * A private answer: the first thing seen if nothing was; a refusal, unless it says the
+   * job's root waits for its channel's turn (src/jobs/root-steps.ts, queuedText).
+   */
+  private answered(token: string, at: number, body: unknown): void {
     this.see(this.first, token, at);
-    this.see(this.told, token, at);
+    const queued = /will appear in about/.test(JSON.stringify(body ?? ''));
+    this.see(queued ? this.queued : this.told, token, at);
   }
 
   private see(map: Map<string, number>, token: string, at: number): void {

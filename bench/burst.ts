@@ -190,17 +190,21 @@ async function overbookedScenario(w: World, toldWaitMs: number): Promise<Overboo
   };
   const sent = Date.now();
   await Promise.all(cmds.map((c) => send(w, c)));
-  // Settled: each command has its job, or its sender was told it was refused.
+  // Settled: each command has its job, or its sender was told it was refused (a root that
+  // waits for its channel's turn is on its way: a job will come).
   const settled = () => {
     const jobs = created();
-    return cmds.every((c) => jobs.has(c.token) || w.seen.told.has(c.token));
+    return cmds.every(
+      (c) => jobs.has(c.token) || w.seen.told.has(c.token) || w.seen.queued.has(c.token),
+    );
   };
   // Which were refused is known once the budget's jobs exist; then their refusals.
   await until(w, () => created().size >= SLOTS || settled());
   await until(w, settled, Math.max(sent + toldWaitMs, Date.now() + toldWaitMs / 2));
   const endedAt = Date.now();
   const jobs = created();
-  const refused = cmds.filter((c) => !jobs.has(c.token));
+  const coming = (c: Cmd) => jobs.has(c.token) || w.seen.queued.has(c.token);
+  const refused = cmds.filter((c) => !coming(c));
   const told = refused.filter((c) => w.seen.told.has(c.token));
   return {
     created: jobs.size,
@@ -283,7 +287,7 @@ export async function benchBurst(o: BenchOptions): Promise<BenchResult> {
         `then, on a fresh bot, ${OVERBOOKED} /agent at once for its ${SLOTS} budget slots`,
       'the bot as `npm start` runs it (child process, HTTP, fresh SQLite file per scenario); fakes and sender in this process',
       'answer seen: text in the ack, a response_url / ephemeral answer, or the root post',
-      'refused: no job created by the end of the wait; told: privately, or by the root edited to say the budget is spent',
+      'refused: no job created and no note that its root waits for the channel by the end of the wait; told: privately, or by the root edited to say the budget is spent',
       `refusals waited for ${waitMs / 1000} s from the send, and ${waitMs / 2000} s more once the ${SLOTS} jobs exist; ` +
         'one not told by then counts as told when the wait ended (a lower bound)',
       `${rounds} round(s); wall time: both scenarios, bot starts and stops included`,
