@@ -118,8 +118,12 @@ export interface LaneSize {
   capacity: number;
 }
 
+/**
+ * Answers are I/O too: a follow-up waits about a second on the agent API. At 16 a burst of
+ * replies queued behind each other's POSTs (p99 reply → POST 350-400 ms with the API at 1 s).
+ */
 export const DEFAULT_LANES: Record<keyof WorkLanes, LaneSize> = {
-  answers: { concurrency: 16, capacity: 5_000 },
+  answers: { concurrency: 64, capacity: 5_000 },
   starts: { concurrency: 32, capacity: 5_000 },
   reports: { concurrency: 2, capacity: 50 },
 };
