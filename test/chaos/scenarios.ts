@@ -18,7 +18,7 @@ type KillPoint = (typeof KILL_POINTS)[number];
 /** How long a trigger is waited for before the kill happens anyway. */
 const TRIGGER_MS = 4_000;
 
-async function result(
+export async function result(
   w: ChaosWorld,
   name: string,
   t0: number,
@@ -87,7 +87,7 @@ export async function killScenario(w: ChaosWorld, iterations: number): Promise<S
       case 'post': {
         const t = rng.pick(finishable);
         const latencyMs = point === 'post' ? rng.int(30, 200) : 0;
-        w.slack.setLatency('chat.postMessage', latencyMs);
+        if (latencyMs) w.slack.setLatency('chat.postMessage', latencyMs);
         const changed = bot.waitForLog('poll.changed', (l) => l.jobId === t.job.id, TRIGGER_MS);
         w.finish(t.job, rng.chance(0.25) ? 'fail' : 'complete');
         hit = (await changed) !== undefined;
@@ -100,7 +100,7 @@ export async function killScenario(w: ChaosWorld, iterations: number): Promise<S
           await sleep(rng.int(0, latencyMs + 20));
         } else await sleep(rng.int(0, 8));
         await w.kill9('a');
-        w.slack.setLatency('chat.postMessage', 0);
+        w.slack.setLatency('chat.postMessage', w.latency.slack);
         break;
       }
       case 'followup': {
@@ -176,7 +176,8 @@ export async function replicasScenario(w: ChaosWorld, total: number): Promise<Sc
   const t0 = Date.now();
   const rng = w.rng;
   const channels = Math.max(4, Math.ceil(total / 10));
-  w.api.setLatency('get', 40); // widens the window in which two replicas could poll one job
+  // A GET that takes a while widens the window in which two replicas could poll one job.
+  if (w.latency.name === 'zero') w.api.setLatency('get', 40);
   await w.startBot('a');
   await w.startBot('b');
   const half = Math.min(total, 100);
