@@ -27,6 +27,8 @@ export interface AnswerWaits {
   /** How many commands and replies got a first answer, of how many were sent. */
   answered: number;
   sent: number;
+  /** The longest wait's command or reply and what the person saw first, for the log. */
+  worst?: string | undefined;
 }
 
 const ok = (c: RecordedCall) => (c.response as { ok?: unknown } | null)?.ok === true;
@@ -52,21 +54,26 @@ export function answerWaits(
   replies: readonly SentReply[],
 ): AnswerWaits {
   const waits: number[] = [];
+  let worst: { ms: number; what: string } | undefined;
+  const saw = (ms: number, what: string) => {
+    waits.push(ms);
+    if (!worst || ms > worst.ms) worst = { ms, what };
+  };
   const posts = slack.callsTo('chat.postMessage').filter(ok);
   const ephemerals = slack.callsTo('chat.postEphemeral').filter(ok);
   const claimed = new Set<RecordedCall>();
   for (const c of [...commands].sort((a, b) => a.at - b.at)) {
-    const seen: number[] = [];
-    if (c.ackTextAt !== undefined) seen.push(c.ackTextAt);
+    const seen: [number, string][] = [];
+    if (c.ackTextAt !== undefined) seen.push([c.ackTextAt, 'ack text']);
     const response = slack.responses.find((r) => r.id === c.responseId && r.status < 300);
-    if (response) seen.push(response.at);
+    if (response) seen.push([response.at, 'response_url']);
     const root = posts.find(
       (p) =>
         p.args.channel === c.channel &&
         p.args.thread_ts === undefined &&
         String(p.args.text ?? '').endsWith(`: ${c.prompt}`),
     );
-    if (root) seen.push(root.at);
+    if (root) seen.push([root.at, 'root post']);
     const eph = ephemerals.find(
       (e) =>
         !claimed.has(e) &&
@@ -77,33 +84,36 @@ export function answerWaits(
     );
     if (eph) {
       claimed.add(eph);
-      seen.push(eph.at);
+      seen.push([eph.at, 'ephemeral']);
     }
-    if (seen.length) waits.push(Math.min(...seen) - c.at);
+    const first = seen.sort((a, b) => a[0] - b[0])[0];
+    if (first) saw(first[0] - c.at, `/agent "${c.prompt}" in ${c.channel} (first: ${first[1]})`);
   }
   const reactions = slack.callsTo('reactions.add').filter(ok);
   for (const r of replies) {
-    const seen: number[] = [];
+    const seen: [number, string][] = [];
     const receipt = reactions.find(
       (x) => x.args.channel === r.channel && x.args.timestamp === r.ts,
     );
-    if (receipt) seen.push(receipt.at);
+    if (receipt) seen.push([receipt.at, 'reaction']);
     const notice = posts.find(
       (p) =>
         p.args.thread_ts === r.threadTs &&
         p.at >= r.at &&
         JSON.stringify(p.args.metadata ?? '').includes(r.ts),
     );
-    if (notice) seen.push(notice.at);
+    if (notice) seen.push([notice.at, 'notice']);
     const eph = ephemerals.find(
       (e) => e.args.channel === r.channel && e.args.thread_ts === r.threadTs && e.at >= r.at,
     );
-    if (eph) seen.push(eph.at);
-    if (seen.length) waits.push(Math.min(...seen) - r.at);
+    if (eph) seen.push([eph.at, 'ephemeral']);
+    const first = seen.sort((a, b) => a[0] - b[0])[0];
+    if (first) saw(first[0] - r.at, `reply ${r.ts} in ${r.channel} (first: ${first[1]})`);
   }
   return {
     maxMs: waits.length ? Math.max(...waits) : 0,
     answered: waits.length,
     sent: commands.length + replies.length,
+    worst: worst && `${worst.ms} ms: ${worst.what}`,
   };
 }

@@ -701,6 +701,7 @@ export class ChaosWorld {
       this.stats.slackFaults +
       this.stats.netFaults;
     const waits = answerWaits(this.slack, this.commands, this.replies);
+    if (waits.worst) this.out(`chaos: longest wait for a first answer: ${waits.worst}`);
     const extra = Object.entries({
       ...this.extra,
       unanswered: counts.unanswered ?? 0,
