@@ -39,8 +39,9 @@ const ok = (c: RecordedCall) => (c.response as { ok?: unknown } | null)?.ok === 
  * from the bot's logs:
  *
  * - a command: the ack's own text, a post to its response_url, its root message in the
- *   channel, or an ephemeral to its author in that channel (claimed in order: Slack does not
- *   tie an ephemeral to a command);
+ *   channel, or an ephemeral to its author in that channel (Slack does not tie an ephemeral
+ *   to a command: each goes to the earliest command sent before it that had no sooner
+ *   answer);
  * - a reply: a reaction on it (the receipt), a bot message in its thread whose metadata
  *   names it (the "may not have gone through" notice), or an ephemeral in its thread after
  *   it was sent.
@@ -74,13 +75,16 @@ export function answerWaits(
         String(p.args.text ?? '').endsWith(`: ${c.prompt}`),
     );
     if (root) seen.push([root.at, 'root post']);
+    // An ephemeral is this command's answer only if nothing else answered it sooner.
+    const sooner = Math.min(...seen.map(([t]) => t));
     const eph = ephemerals.find(
       (e) =>
         !claimed.has(e) &&
         e.args.channel === c.channel &&
         e.args.user === USER &&
         e.args.thread_ts === undefined &&
-        e.at >= c.at,
+        e.at >= c.at &&
+        e.at < sooner,
     );
     if (eph) {
       claimed.add(eph);
