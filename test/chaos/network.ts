@@ -87,6 +87,9 @@ export async function networkScenario(w: ChaosWorld, rounds: number): Promise<Sc
     }
     t.heal();
     await Promise.all(acts);
+    // Slack retries an event that was not acked at once, then after a minute and five: the
+    // first retry here, once the link is back.
+    await w.redeliver();
     await sleep(rng.int(300, 1_000));
   }
   for (const l of w.links) l.proxy.heal();
