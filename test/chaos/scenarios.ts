@@ -231,7 +231,8 @@ export async function replicasScenario(w: ChaosWorld, total: number): Promise<Sc
 
 /**
  * `n` /agent commands spread over the replicas within a minute (a few seconds here): at most
- * 100 creates reach the service; everyone else is told when the next slot opens.
+ * 100 creates reach the service; everyone else is told when the next slot opens, through
+ * the command's response_url (or, refused after its root was posted, in the root).
  */
 export async function budgetScenario(
   w: ChaosWorld,
@@ -255,22 +256,33 @@ export async function budgetScenario(
   if (creates > 100)
     more.push({ kind: 'other', what: `${creates} creates reached the service (budget 100)` });
   await until(() => w.outstanding().length === 0, 120_000, 100);
-  const refused = w.commands.flatMap((c) =>
-    w.roots(c.channel).filter((m) => m.text.endsWith(`: ${c.prompt}`) && !jobIdOf(m)),
-  );
-  for (const m of refused)
-    if (!/next slot opens at \d\d:\d\d UTC/.test(JSON.stringify(m.blocks)))
+  // Refused: told when the next slot opens, to the person alone (its response_url), or in
+  // a root that says so where the refusal came only after the root was posted.
+  const started = new Set(w.api.createdJobs().map((j) => j.messages[0]));
+  let toldAlone = 0;
+  let refusedRoots = 0;
+  for (const c of w.commands.filter((c) => !started.has(c.prompt))) {
+    const said = w.slack.responses
+      .filter((r) => r.id === c.responseId)
+      .some((r) => /next slot opens at/.test(JSON.stringify(r.body)));
+    const root = w.roots(c.channel).find((m) => m.text.endsWith(`: ${c.prompt}`) && !jobIdOf(m));
+    if (root && /next slot opens at \d\d:\d\d UTC/.test(JSON.stringify(root.blocks)))
+      refusedRoots++;
+    else if (said) toldAlone++;
+    else
       more.push({
-        kind: 'other',
-        what: `refused root ${m.ts} does not say when the next slot opens`,
+        kind: 'lost',
+        what: `/agent "${c.prompt}" did not start and was not told when the next slot opens`,
       });
-  if (w.api.createdJobs().length + refused.length !== n)
+  }
+  if (w.api.createdJobs().length + toldAlone + refusedRoots !== n)
     more.push({
       kind: 'lost',
-      what: `${n} commands, ${w.api.createdJobs().length} jobs, ${refused.length} told to wait`,
+      what: `${n} commands, ${w.api.createdJobs().length} jobs, ${toldAlone + refusedRoots} told to wait`,
     });
   w.extra.creates = creates;
-  w.extra.toldToWait = refused.length;
+  w.extra.toldToWait = toldAlone + refusedRoots;
+  w.extra.refusedRoots = refusedRoots;
   return result(w, 'budget', t0, 90_000, more, 35_000);
 }
 
