@@ -7,8 +7,10 @@
  * --iterations  kill -9 iterations of the kill scenario (default 30)
  * --engine      sqlite | postgres | both (default both; postgres is skipped without a server)
  * --seed        replays a run (default: a fresh one, printed)
- * --scenarios   any of kill,replicas,budget,faults,sigterm (default all)
+ * --scenarios   any of kill,replicas,budget,faults,network,sigterm (default all)
  * --jobs        jobs of the replicas scenario (default 200)
+ * --latency     realistic | zero: how long the fakes take to answer (default realistic,
+ *               or CHAOS_LATENCY)
  * Exits 1 when an invariant was broken, listing each violation with the seed to replay it.
  */
 import { parseArgs } from 'node:util';
@@ -29,10 +31,12 @@ const { values } = parseArgs({
     iterations: { type: 'string', default: '30' },
     engine: { type: 'string', default: 'both' },
     seed: { type: 'string' },
-    scenarios: { type: 'string', default: 'kill,replicas,budget,faults,sigterm' },
+    scenarios: { type: 'string', default: 'kill,replicas,budget,faults,network,sigterm' },
     jobs: { type: 'string', default: '200' },
+    latency: { type: 'string' },
   },
 });
+if (values.latency) process.env.CHAOS_LATENCY = values.latency;
 const engines =
   values.engine === 'both' ? (['sqlite', 'postgres'] as const) : ([values.engine] as const);
 for (const e of engines) {

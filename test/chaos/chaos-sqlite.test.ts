@@ -14,6 +14,12 @@ describe('chaos on SQLite (child-process bots, fake Slack, API emulator)', () =>
   });
   chaosTest(
     'sqlite',
+    'network',
+    'network faults on the API link (delay, black hole, reset) while people use the bot: nothing lost or doubled',
+    { iterations: 20, timeoutMs: 120_000 },
+  );
+  chaosTest(
+    'sqlite',
     'sigterm',
     'SIGTERM during a burst: exit 0, the next start finishes the rest',
     {

@@ -1,4 +1,5 @@
 import { postgresAvailable } from '../helpers/postgres.ts';
+import { networkScenario } from './network.ts';
 import { Prng } from './prng.ts';
 import {
   budgetScenario,
@@ -38,6 +39,8 @@ export async function runScenario(
     else if (scenario === 'budget') r = await budgetScenario(w, 120, engine === 'postgres' ? 2 : 1);
     else if (scenario === 'faults')
       r = await faultsScenario(w, Math.max(3, Math.round(o.iterations / 5)));
+    else if (scenario === 'network')
+      r = await networkScenario(w, Math.max(4, Math.round(o.iterations / 5)));
     else if (scenario === 'sigterm')
       r = await sigtermScenario(w, Math.max(2, Math.round(o.iterations / 10)));
     else throw new Error(`unknown scenario ${scenario}`);

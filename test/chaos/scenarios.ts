@@ -18,7 +18,7 @@ type KillPoint = (typeof KILL_POINTS)[number];
 /** How long a trigger is waited for before the kill happens anyway. */
 const TRIGGER_MS = 4_000;
 
-async function result(
+export async function result(
   w: ChaosWorld,
   name: string,
   t0: number,
@@ -87,7 +87,7 @@ export async function killScenario(w: ChaosWorld, iterations: number): Promise<S
       case 'post': {
         const t = rng.pick(finishable);
         const latencyMs = point === 'post' ? rng.int(30, 200) : 0;
-        w.slack.setLatency('chat.postMessage', latencyMs);
+        if (latencyMs) w.slack.setLatency('chat.postMessage', latencyMs);
         const changed = bot.waitForLog('poll.changed', (l) => l.jobId === t.job.id, TRIGGER_MS);
         w.finish(t.job, rng.chance(0.25) ? 'fail' : 'complete');
         hit = (await changed) !== undefined;
@@ -100,7 +100,7 @@ export async function killScenario(w: ChaosWorld, iterations: number): Promise<S
           await sleep(rng.int(0, latencyMs + 20));
         } else await sleep(rng.int(0, 8));
         await w.kill9('a');
-        w.slack.setLatency('chat.postMessage', 0);
+        w.slack.setLatency('chat.postMessage', w.latency.slack);
         break;
       }
       case 'followup': {
@@ -176,7 +176,8 @@ export async function replicasScenario(w: ChaosWorld, total: number): Promise<Sc
   const t0 = Date.now();
   const rng = w.rng;
   const channels = Math.max(4, Math.ceil(total / 10));
-  w.api.setLatency('get', 40); // widens the window in which two replicas could poll one job
+  // A GET that takes a while widens the window in which two replicas could poll one job.
+  if (w.latency.name === 'zero') w.api.setLatency('get', 40);
   await w.startBot('a');
   await w.startBot('b');
   const half = Math.min(total, 100);
@@ -230,7 +231,8 @@ export async function replicasScenario(w: ChaosWorld, total: number): Promise<Sc
 
 /**
  * `n` /agent commands spread over the replicas within a minute (a few seconds here): at most
- * 100 creates reach the service; everyone else is told when the next slot opens.
+ * 100 creates reach the service; everyone else is told when the next slot opens, through
+ * the command's response_url (or, refused after its root was posted, in the root).
  */
 export async function budgetScenario(
   w: ChaosWorld,
@@ -254,22 +256,33 @@ export async function budgetScenario(
   if (creates > 100)
     more.push({ kind: 'other', what: `${creates} creates reached the service (budget 100)` });
   await until(() => w.outstanding().length === 0, 120_000, 100);
-  const refused = w.commands.flatMap((c) =>
-    w.roots(c.channel).filter((m) => m.text.endsWith(`: ${c.prompt}`) && !jobIdOf(m)),
-  );
-  for (const m of refused)
-    if (!/next slot opens at \d\d:\d\d UTC/.test(JSON.stringify(m.blocks)))
+  // Refused: told when the next slot opens, to the person alone (its response_url), or in
+  // a root that says so where the refusal came only after the root was posted.
+  const started = new Set(w.api.createdJobs().map((j) => j.messages[0]));
+  let toldAlone = 0;
+  let refusedRoots = 0;
+  for (const c of w.commands.filter((c) => !started.has(c.prompt))) {
+    const said = w.slack.responses
+      .filter((r) => r.id === c.responseId)
+      .some((r) => /next slot opens at/.test(JSON.stringify(r.body)));
+    const root = w.roots(c.channel).find((m) => m.text.endsWith(`: ${c.prompt}`) && !jobIdOf(m));
+    if (root && /next slot opens at \d\d:\d\d UTC/.test(JSON.stringify(root.blocks)))
+      refusedRoots++;
+    else if (said) toldAlone++;
+    else
       more.push({
-        kind: 'other',
-        what: `refused root ${m.ts} does not say when the next slot opens`,
+        kind: 'lost',
+        what: `/agent "${c.prompt}" did not start and was not told when the next slot opens`,
       });
-  if (w.api.createdJobs().length + refused.length !== n)
+  }
+  if (w.api.createdJobs().length + toldAlone + refusedRoots !== n)
     more.push({
       kind: 'lost',
-      what: `${n} commands, ${w.api.createdJobs().length} jobs, ${refused.length} told to wait`,
+      what: `${n} commands, ${w.api.createdJobs().length} jobs, ${toldAlone + refusedRoots} told to wait`,
     });
   w.extra.creates = creates;
-  w.extra.toldToWait = refused.length;
+  w.extra.toldToWait = toldAlone + refusedRoots;
+  w.extra.refusedRoots = refusedRoots;
   return result(w, 'budget', t0, 90_000, more, 35_000);
 }
 

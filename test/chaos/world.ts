@@ -2,7 +2,9 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ApiEmulator, type Fault as ApiFault, type EmulatedJob } from '../fakes/api-emulator.ts';
+import { type LatencyName, type LatencyProfile, latencyProfile } from '../fakes/latency.ts';
 import { FakeSlack, type Fault as SlackFault, type StoredMessage } from '../fakes/slack.ts';
+import { TcpProxy } from '../fakes/tcp-proxy.ts';
 import { CHANNEL, PROJECT, SECRETS, USER } from '../helpers/harness.ts';
 import { freePort } from '../helpers/net.ts';
 import { createTestDatabase, type TestDatabase } from '../helpers/postgres.ts';
@@ -13,6 +15,7 @@ import {
   slashCommand,
 } from '../helpers/slack-requests.ts';
 import { ageDatabase } from './age-database.ts';
+import { answerWaits } from './answer-wait.ts';
 import { BotProcess } from './bot-process.ts';
 import { Prng } from './prng.ts';
 
@@ -46,6 +49,10 @@ export interface CommandRecord {
   /** Did the bot answer Slack within 3 s? If not, Slack showed the person an error. */
   acked: boolean;
   at: number;
+  /** The id of the response_url sent with it (the fake records posts to it by id). */
+  responseId: string;
+  /** When an ack with text (usage, busy) came back: the person saw that at once. */
+  ackTextAt?: number | undefined;
 }
 
 export interface ReplyRecord {
@@ -57,6 +64,8 @@ export interface ReplyRecord {
   /** Deliveries tried (Slack's first attempt and its retries). */
   attempts: number;
   acked: boolean;
+  /** When the person sent it. */
+  at: number;
 }
 
 export interface Violation {
@@ -70,6 +79,17 @@ export interface WorldOptions {
   /** Where progress and the summary go (stdout for the CLI, console for vitest). */
   out?: (line: string) => void;
   env?: Record<string, string>;
+  /**
+   * How long the fakes take to answer (test/fakes/latency.ts); default `CHAOS_LATENCY` or
+   * `realistic`: Slack 100 ms a call, create and follow-up 1 s, GET 150 ms, ±20 %.
+   */
+  latency?: LatencyName;
+}
+
+/** A network link the world can break: bot → proxy → API emulator or PostgreSQL. */
+export interface Link {
+  name: 'api' | 'db';
+  proxy: TcpProxy;
 }
 
 /**
@@ -90,9 +110,15 @@ export class ChaosWorld {
   readonly bots = new Map<string, BotProcess>();
   readonly commands: CommandRecord[] = [];
   readonly replies: ReplyRecord[] = [];
-  readonly stats = { iterations: 0, kills: 0, sigterms: 0, slackFaults: 0 };
+  readonly stats = { iterations: 0, kills: 0, sigterms: 0, slackFaults: 0, netFaults: 0 };
   readonly extra: Record<string, number | string> = {};
   readonly out: (line: string) => void;
+  readonly latency: LatencyProfile;
+  /**
+   * The links the bots talk to the API (and, on PostgreSQL, to the database) through: a
+   * real TCP proxy each, healthy unless a scenario breaks it.
+   */
+  readonly links: Link[];
   /** How far ahead of the real clock the bots run (only ever grows, like time). */
   clockOffsetMs = 0;
   /** How far the PostgreSQL database's timestamps were moved back so far (see startBot). */
@@ -118,6 +144,8 @@ export class ChaosWorld {
     database: TestDatabase | undefined;
     dir: string;
     out: (line: string) => void;
+    latency: LatencyProfile;
+    links: Link[];
   }) {
     this.engine = o.engine;
     this.rng = o.rng;
@@ -127,6 +155,8 @@ export class ChaosWorld {
     this.#database = o.database;
     this.#dir = o.dir;
     this.out = o.out;
+    this.latency = o.latency;
+    this.links = o.links;
   }
 
   static async create(o: WorldOptions): Promise<ChaosWorld> {
@@ -134,20 +164,43 @@ export class ChaosWorld {
     const api = await ApiEmulator.start({ apiKey: SECRETS.apiKey, projectId: PROJECT });
     // A small site keeps a digest's analytics requests few and quick.
     api.setSite({ paths: 300 });
+    const latency = latencyProfile(o.latency ?? process.env.CHAOS_LATENCY ?? 'realistic');
+    slack.useLatency(latency);
+    api.useLatency(latency);
+    slack.seedLatency(o.seed);
+    api.seedLatency(o.seed);
     const dir = mkdtempSync(join(tmpdir(), 'bot-chaos-'));
     const database = o.engine === 'postgres' ? await createTestDatabase() : undefined;
+    const apiUrl = new URL(api.url);
+    const links: Link[] = [
+      {
+        name: 'api',
+        proxy: await TcpProxy.start({ host: apiUrl.hostname, port: Number(apiUrl.port) }),
+      },
+    ];
+    if (database) {
+      const db = new URL(database.url);
+      const proxy = await TcpProxy.start({ host: db.hostname, port: Number(db.port || 5432) });
+      links.push({ name: 'db', proxy });
+    }
+    const [apiLink, dbLink] = [links[0]?.proxy, links[1]?.proxy];
     const env: Record<string, string> = {
       SLACK_BOT_TOKEN: SECRETS.botToken,
       SLACK_SIGNING_SECRET: SECRETS.signingSecret,
       SLACK_API_URL: slack.url,
       MINTLIFY_API_KEY: SECRETS.apiKey,
       MINTLIFY_PROJECT_ID: PROJECT,
-      MINTLIFY_API_URL: api.url,
-      DATABASE_URL: database?.url ?? `sqlite:${join(dir, 'bot.sqlite')}`,
+      MINTLIFY_API_URL: apiLink ? apiLink.rewrite(api.url) : api.url,
+      DATABASE_URL:
+        database && dbLink ? dbLink.rewrite(database.url) : `sqlite:${join(dir, 'bot.sqlite')}`,
       POLL_INTERVAL_MS: '100',
       POLL_MAX_INTERVAL_MS: '400',
-      LEASE_MS: '2000',
+      // Short, so that work a killed bot held is taken over soon; at realistic latency long
+      // enough for a create (1 s ± 20 %) and a slow link inside its deadline (0.8 × lease).
+      LEASE_MS: latency.name === 'zero' ? '2000' : '4000',
       SLACK_TIMEOUT_MS: '1000',
+      // A black hole of a few seconds outlasts it: the bot's timeouts are part of the test.
+      DATABASE_TIMEOUT_MS: '2000',
       LOG_LEVEL: 'debug',
       ...o.env,
     };
@@ -161,6 +214,8 @@ export class ChaosWorld {
       database,
       dir,
       out,
+      latency,
+      links,
     });
     ChaosWorld.open.add(world);
     return world;
@@ -249,8 +304,15 @@ export class ChaosWorld {
     return live.length ? this.rng.pick(live) : undefined;
   }
 
-  /** A signed POST to a bot as Slack makes it, stamped with the bots' clock. */
-  async #post(bot: BotProcess, body: string, retryNum?: number): Promise<boolean> {
+  /**
+   * A signed POST to a bot as Slack makes it, stamped with the bots' clock: whether it was
+   * acked in time, and when an ack with text (which the person sees) came back.
+   */
+  async #post(
+    bot: BotProcess,
+    body: string,
+    retryNum?: number,
+  ): Promise<{ ok: boolean; textAt?: number }> {
     const ts = Math.floor((Date.now() + this.clockOffsetMs) / 1000);
     const headers: Record<string, string> = {
       'content-type': body.startsWith('{')
@@ -269,10 +331,10 @@ export class ChaosWorld {
         body,
         signal: AbortSignal.timeout(SLACK_ACK_MS),
       });
-      await res.text();
-      return res.ok;
+      const answer = await res.text();
+      return { ok: res.ok, ...(res.ok && answer.includes('"text"') ? { textAt: Date.now() } : {}) };
     } catch {
-      return false;
+      return { ok: false };
     }
   }
 
@@ -287,22 +349,26 @@ export class ChaosWorld {
     const prompt = o.prompt ?? this.nextPrompt();
     const channel = o.channel ?? CHANNEL;
     const bot = this.#pickBot(o.via);
+    const responseUrl = this.slack.responseUrl();
     const rec: CommandRecord = {
       prompt,
       channel,
       via: bot?.name ?? '-',
       acked: false,
       at: Date.now(),
+      responseId: responseUrl.split('/').at(-1) ?? '',
     };
     this.commands.push(rec);
     if (!bot) return rec; // Slack: "dispatch_failed"
     const fields = slashCommand({
       text: prompt,
-      response_url: this.slack.responseUrl(),
+      response_url: responseUrl,
       channel_id: channel,
       user_id: USER,
     });
-    rec.acked = await this.#post(bot, formEncode(fields));
+    const acked = await this.#post(bot, formEncode(fields));
+    rec.acked = acked.ok;
+    rec.ackTextAt = acked.textAt;
     return rec;
   }
 
@@ -310,9 +376,10 @@ export class ChaosWorld {
   async reply(threadTs: string, o: { channel?: string; via?: string } = {}): Promise<ReplyRecord> {
     const channel = o.channel ?? CHANNEL;
     const text = `chaos ${this.seed} follow-up ${++this.#seq}`;
+    const at = Date.now();
     const { ts } = this.slack.addUserMessage({ channel, user: USER, text, thread_ts: threadTs });
     const body = messageEvent({ text, channel, user: USER, ts, thread_ts: threadTs });
-    const rec: ReplyRecord = { channel, threadTs, ts, text, body, attempts: 0, acked: false };
+    const rec: ReplyRecord = { channel, threadTs, ts, text, body, attempts: 0, acked: false, at };
     this.replies.push(rec);
     await this.#deliver(rec, o.via);
     return rec;
@@ -322,11 +389,12 @@ export class ChaosWorld {
     const bot = this.#pickBot(via);
     if (!bot) return; // nobody answers: counts as a failed attempt when Slack next tries
     rec.attempts++;
-    rec.acked = await this.#post(
+    const delivered = await this.#post(
       bot,
       JSON.stringify(rec.body),
       rec.attempts > 1 ? rec.attempts - 1 : undefined,
     );
+    rec.acked = delivered.ok;
   }
 
   /** Slack's retries of events that were not acked, sent to whichever bot is up. */
@@ -629,8 +697,18 @@ export class ChaosWorld {
 
   summary(counts: Record<string, number>): string {
     const faults =
-      this.api.requests.filter((r) => r.fault !== undefined).length + this.stats.slackFaults;
-    const extra = Object.entries({ ...this.extra, unanswered: counts.unanswered ?? 0 })
+      this.api.requests.filter((r) => r.fault !== undefined).length +
+      this.stats.slackFaults +
+      this.stats.netFaults;
+    const waits = answerWaits(this.slack, this.commands, this.replies);
+    if (waits.worst) this.out(`chaos: longest wait for a first answer: ${waits.worst}`);
+    const extra = Object.entries({
+      ...this.extra,
+      unanswered: counts.unanswered ?? 0,
+      latency: this.latency.name,
+      answered: `${waits.answered}/${waits.sent}`,
+      maxAnswerWaitMs: waits.maxMs,
+    })
       .map(([k, val]) => `${k}=${val}`)
       .join(' ');
     return (
@@ -646,6 +724,7 @@ export class ChaosWorld {
     for (const b of this.liveBots()) await b.kill9();
     await this.slack.close();
     await this.api.close();
+    for (const l of this.links) await l.proxy.close();
     rmSync(this.#dir, { recursive: true, force: true });
     await this.#database?.drop();
   }
