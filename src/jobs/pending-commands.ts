@@ -23,11 +23,13 @@ export interface PendingCommands {
    */
   record(c: NewPendingCommand): Promise<number | undefined>;
   /**
-   * The queued start begins: what the start hands its thread (undefined: not recorded, start
-   * as before), or false when it must not run because this process is stopping (the record
-   * stays for a restart). It is held (renewed) until the thread takes it or the start ends.
+   * The queued start begins: what the start hands its thread, or false when it must not run
+   * because this process is stopping (the record stays for a restart). A recorded command is
+   * held (renewed) until the thread takes it or the start ends. `id` is undefined when the
+   * record failed: it may still have been written (a timed-out insert that committed), so
+   * the thread takes it by its response_url all the same.
    */
-  begin(id: number | undefined): CommandRef | undefined | false;
+  begin(id: number | undefined, responseUrl: string): CommandRef | false;
   /** Commands recorded here and not started or ended yet. */
   readonly waiting: number;
   /** Takes nothing more and gives the waiting commands back at once. */
@@ -84,14 +86,13 @@ export function createPendingCommands(deps: {
         });
       });
     },
-    begin(id) {
-      if (id === undefined) return undefined; // not recorded: started as before
-      if (stopped) {
+    begin(id, responseUrl) {
+      if (stopped && id !== undefined) {
         log.info({ commandId: id }, 'command.left_pending');
         return false;
       }
-      // Whether another process took it over is known when its thread is recorded.
-      return { id, owner };
+      // Whether another process started it is known when its thread is recorded.
+      return { responseUrl, owner };
     },
     get waiting() {
       return waiting.size;
@@ -135,6 +136,12 @@ export async function resumePendingCommands(deps: ResumeDeps, log: Logger): Prom
   for (const c of claimed) {
     const ageMs = now() - c.receivedAt;
     const ids = { commandId: c.id, channelId: c.channelId, userId: c.userId, ageMs };
+    // Started already: a record whose insert timed out but committed after its start began.
+    if (await store.commandStarted(c.responseUrl)) {
+      await store.takePendingCommand(c.id, owner);
+      log.info(ids, 'command.already_started');
+      continue;
+    }
     if (ageMs >= RESPONSE_URL_MS) {
       if (await store.takePendingCommand(c.id, owner)) log.warn(ids, 'command.expired');
       continue;
@@ -144,7 +151,7 @@ export async function resumePendingCommands(deps: ResumeDeps, log: Logger): Prom
     await reply(RESUMED_TEXT);
     // The record goes with the thread its start records (or when the start ends without one).
     await deps
-      .startJob({ ...toRequest(c), command: { id: c.id, owner } }, reply)
+      .startJob({ ...toRequest(c), command: { responseUrl: c.responseUrl, owner } }, reply)
       .catch((err: unknown) => log.error({ err, ...ids }, 'command.resume_failed'));
     started++;
   }

@@ -86,7 +86,7 @@ export function rootSteps(deps: {
       });
     if (thread) return thread;
     if (thread === null) {
-      log.warn({ commandId: req.command?.id, channelId }, 'command.taken_over');
+      log.warn({ channelId, userId: req.userId }, 'command.taken_over');
       return undefined;
     }
     // One thread, one job: another mention in the same thread may have just started one.
@@ -138,9 +138,9 @@ export function rootSteps(deps: {
   async function commandEnded(req: StartRequest): Promise<void> {
     if (!req.command) return;
     await store
-      .takePendingCommand(req.command.id, req.command.owner)
+      .releasePendingCommand(req.command.responseUrl, req.command.owner)
       .catch((err: unknown) =>
-        log.warn({ err, commandId: req.command?.id }, 'command.release_failed'),
+        log.warn({ err, channelId: req.channelId }, 'command.release_failed'),
       );
   }
 

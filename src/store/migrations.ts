@@ -272,5 +272,24 @@ export function migrations(kind: Engine['kind']): Record<string, Step> {
           .execute();
       },
     },
+    '0014_command_threads': {
+      async up(db: Kysely<unknown>) {
+        // The slash command a thread was started for (its response_url, unique to one typed
+        // command): at most one thread per command, however many processes try to start it
+        // (a record whose insert timed out but committed, a takeover racing the original).
+        await db.schema.alterTable('job_threads').addColumn('command_url', 'text').execute();
+        await db.schema
+          .createIndex('job_threads_command')
+          .unique()
+          .on('job_threads')
+          .column('command_url')
+          .execute();
+        await db.schema
+          .createIndex('pending_commands_url')
+          .on('pending_commands')
+          .column('response_url')
+          .execute();
+      },
+    },
   };
 }

@@ -14,7 +14,12 @@ export function pendingCommandQueries(
   e: Engine,
 ): Pick<
   Store,
-  'recordPendingCommand' | 'takePendingCommand' | 'renewPendingCommands' | 'claimPendingCommands'
+  | 'recordPendingCommand'
+  | 'takePendingCommand'
+  | 'releasePendingCommand'
+  | 'commandStarted'
+  | 'renewPendingCommands'
+  | 'claimPendingCommands'
 > {
   const { db } = e;
   return {
@@ -44,6 +49,23 @@ export function pendingCommandQueries(
         .where('owner', '=', owner)
         .executeTakeFirst();
       return Number(r.numDeletedRows) === 1;
+    },
+
+    async releasePendingCommand(responseUrl, owner) {
+      await db
+        .deleteFrom('pending_commands')
+        .where('response_url', '=', responseUrl)
+        .where('owner', '=', owner)
+        .execute();
+    },
+
+    async commandStarted(responseUrl) {
+      const row = await db
+        .selectFrom('job_threads')
+        .select('id')
+        .where('command_url', '=', responseUrl)
+        .executeTakeFirst();
+      return row !== undefined;
     },
 
     async renewPendingCommands(ids, owner, until) {

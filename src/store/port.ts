@@ -160,6 +160,10 @@ export interface Store extends BudgetStore {
    * in `createThread` instead, in the same transaction.
    */
   takePendingCommand(id: number, owner: string): Promise<boolean>;
+  /** The same, for a command known by its response_url (its record's id may be unknown). */
+  releasePendingCommand(responseUrl: string, owner: string): Promise<void>;
+  /** Whether a thread was started for the command with this response_url. */
+  commandStarted(responseUrl: string): Promise<boolean>;
   /**
    * `owner` still holds these (waiting for their start, or starting) until `until`; 0 gives
    * them up at once. Returns the ids it still held (a started one's record is gone).

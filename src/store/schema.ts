@@ -51,6 +51,7 @@ export interface Database {
     context_messages: number | null;
     origin_url: string | null;
     origin_label: string | null;
+    command_url: Generated<string | null>;
   };
   outbox: {
     id: Generated<number>;

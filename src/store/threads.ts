@@ -31,17 +31,23 @@ export function threadQueries(
   const { db } = e;
   return {
     async createThread(t: NewThread, now: number) {
-      if (!t.command) return insertThread(db, t, now);
-      const { id, owner } = t.command;
-      return e.writeTx(async (tx) => {
-        const taken = await tx
-          .deleteFrom('pending_commands')
-          .where('id', '=', id)
-          .where('owner', '=', owner)
+      const url = t.command?.responseUrl;
+      if (url === undefined) return insertThread(db, t, now);
+      try {
+        return await e.writeTx(async (tx) => {
+          await tx.deleteFrom('pending_commands').where('response_url', '=', url).execute();
+          return insertThread(tx, t, now);
+        });
+      } catch (err) {
+        // One thread per command: another process's start of it got there first.
+        if (!e.isUniqueViolation(err)) throw err;
+        const started = await db
+          .selectFrom('job_threads')
+          .select('id')
+          .where('command_url', '=', url)
           .executeTakeFirst();
-        if (Number(taken.numDeletedRows) !== 1) throw new CommandTakenOver(id);
-        return insertThread(tx, t, now);
-      });
+        throw started ? new CommandTakenOver() : err;
+      }
     },
 
     async getThread(id: number) {
@@ -200,6 +206,7 @@ async function insertThread(db: Kysely<Database>, t: NewThread, now: number) {
       context_messages: t.contextMessages ?? null,
       origin_url: t.origin?.url ?? null,
       origin_label: t.origin?.label ?? null,
+      command_url: t.command?.responseUrl ?? null,
       job_id: null,
       status: 'starting',
       model: null,

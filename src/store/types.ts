@@ -204,27 +204,25 @@ export interface NewThread {
   /**
    * The acked command this thread starts (src/jobs/pending-commands.ts): its record is
    * deleted in the transaction that inserts the thread, so that a crash leaves exactly one
-   * of the two, never both and never neither.
+   * of the two, never both and never neither; and a command has one thread at most.
    */
   command?: CommandRef;
 }
 
-/** A recorded command, as the process that holds it names it. */
+/** The slash command a start is for: its response_url (one per typed command) and who holds its record. */
 export interface CommandRef {
-  id: number;
+  responseUrl: string;
   owner: string;
 }
 
 /**
- * The thread of a command that another process took over (its lease ran out, say, while
- * the database was away): that process starts it, so this one records nothing.
+ * A command that already has its thread: another process started it (it took the command
+ * over when its lease ran out, say while the database was away), so this one records nothing.
  */
 export class CommandTakenOver extends Error {
-  readonly commandId: number;
-  constructor(commandId: number) {
-    super(`command ${commandId} was taken over by another process`);
+  constructor() {
+    super('the command already has its thread');
     this.name = 'CommandTakenOver';
-    this.commandId = commandId;
   }
 }
 

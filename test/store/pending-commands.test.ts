@@ -72,7 +72,7 @@ describe.each(engines)('store: pending commands (%s)', (_name, setup) => {
     }
   });
 
-  it('goes with the thread that starts it, in one transaction, and only for its holder', async () => {
+  it('goes with the thread that starts it, in one transaction; a command has one thread', async () => {
     const thread = (ts: string) => ({
       teamId: 'T1',
       channelId: 'C1',
@@ -80,19 +80,15 @@ describe.each(engines)('store: pending commands (%s)', (_name, setup) => {
       userId: 'U1',
       prompt: 'Add a quickstart',
     });
+    const url = command.responseUrl;
     const id = await store.recordPendingCommand(command, { owner: 'p1', until: 1_000 }, 10);
-    // Another process took it over: no thread here, and the record stays for that process.
-    await expect(
-      store.createThread({ ...thread('pending:a'), command: { id, owner: 'p2' } }, 20),
-    ).rejects.toBeInstanceOf(CommandTakenOver);
-    expect(await store.findThread('T1', 'C1', 'pending:a')).toBeUndefined();
-    expect(await store.renewPendingCommands([id], 'p1', 2_000)).toEqual([id]);
-
+    expect(await store.commandStarted(url)).toBe(false);
     const t = await store.createThread(
-      { ...thread('pending:b'), command: { id, owner: 'p1' } },
-      30,
+      { ...thread('pending:a'), command: { responseUrl: url, owner: 'p1' } },
+      20,
     );
-    expect(t.threadTs).toBe('pending:b');
+    expect(t.threadTs).toBe('pending:a');
+    expect(await store.commandStarted(url)).toBe(true);
     // The thread took the record: nothing left to renew, claim or take.
     expect(await store.renewPendingCommands([id], 'p1', 3_000)).toEqual([]);
     expect(await store.claimPendingCommands(10_000, 10, { owner: 'p3', until: 20_000 })).toEqual(
@@ -100,11 +96,30 @@ describe.each(engines)('store: pending commands (%s)', (_name, setup) => {
     );
     expect(await store.takePendingCommand(id, 'p1')).toBe(false);
 
-    // A thread that cannot be inserted (its key is taken) leaves the command recorded.
-    const again = await store.recordPendingCommand(command, { owner: 'p1', until: 1_000 }, 40);
+    // A second start of the same command (a takeover, or a record that committed late)
+    // records nothing, and says why.
     await expect(
-      store.createThread({ ...thread('pending:b'), command: { id: again, owner: 'p1' } }, 50),
-    ).rejects.toThrow();
+      store.createThread(
+        { ...thread('pending:b'), command: { responseUrl: url, owner: 'p2' } },
+        30,
+      ),
+    ).rejects.toBeInstanceOf(CommandTakenOver);
+    expect(await store.findThread('T1', 'C1', 'pending:b')).toBeUndefined();
+
+    // A thread that cannot be inserted for another reason leaves the command recorded.
+    const other = { ...command, responseUrl: 'https://hooks.slack.test/commands/2' };
+    const again = await store.recordPendingCommand(other, { owner: 'p1', until: 1_000 }, 40);
+    const clash = store.createThread(
+      { ...thread('pending:a'), command: { responseUrl: other.responseUrl, owner: 'p1' } },
+      50,
+    );
+    await expect(clash).rejects.toThrow();
+    await expect(clash).rejects.not.toBeInstanceOf(CommandTakenOver);
     expect(await store.renewPendingCommands([again], 'p1', 2_000)).toEqual([again]);
+    // Let go only by its holder.
+    await store.releasePendingCommand(other.responseUrl, 'p2');
+    expect(await store.renewPendingCommands([again], 'p1', 2_000)).toEqual([again]);
+    await store.releasePendingCommand(other.responseUrl, 'p1');
+    expect(await store.renewPendingCommands([again], 'p1', 2_000)).toEqual([]);
   });
 });

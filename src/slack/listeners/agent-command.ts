@@ -105,7 +105,8 @@ export function registerAgentCommand(
     deps.work.starts.offer('job.start', async () => {
       const id = await recorded;
       // This process is stopping: the record stays for the next one, or another replica.
-      const command = deps.pending ? deps.pending.begin(id) : undefined;
+      const url = payload.response_url;
+      const command = deps.pending && url ? deps.pending.begin(id, url) : undefined;
       if (command === false) return;
       await deps.jobs.startJob(command ? { ...req, command } : req, tell);
     });
