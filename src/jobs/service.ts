@@ -70,6 +70,10 @@ export function createJobService(deps: JobServiceDeps) {
     const done = new Promise<void>((resolve, reject) => {
       go = () => task().then(resolve, reject);
     });
+    // A tracked start returns before its create ends and nobody waits for `done`: its
+    // failure (the job created, its record not written: the database went away) is logged
+    // here, never left to end the process as an unhandled rejection.
+    done.catch((err: unknown) => log.error({ err, task: name }, 'job.handover_failed'));
     if (!deps.run?.(name, go)) deps.track?.(go().catch(() => {}));
     return { done };
   };
