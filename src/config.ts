@@ -29,6 +29,18 @@ const positiveInt = (fallback: number, atLeast?: { ms: number; why: string }) =>
   );
 };
 
+/** A count between `min` and `max` (a concurrency, a ceiling), `fallback` when unset. */
+const wholeNumber = (fallback: number, min: number, max: number) =>
+  z.preprocess(
+    (v) => (typeof v === 'string' && v.trim() === '' ? undefined : v),
+    z.coerce
+      .number({ error: 'must be a whole number' })
+      .int({ error: 'must be a whole number' })
+      .min(min, { error: `must be at least ${min}` })
+      .max(max, { error: `must be at most ${max}` })
+      .default(fallback),
+  );
+
 const httpUrl = (fallback: string) =>
   z.preprocess(
     (v) => (typeof v === 'string' && v.trim() === '' ? undefined : v),
@@ -157,15 +169,7 @@ const EnvSchema = z.object({
   }),
   POLL_INTERVAL_MS: positiveInt(5000),
   POLL_MAX_INTERVAL_MS: positiveInt(60_000),
-  POLL_CONCURRENCY_MAX: z.preprocess(
-    (v) => (typeof v === 'string' && v.trim() === '' ? undefined : v),
-    z.coerce
-      .number({ error: 'must be a whole number' })
-      .int({ error: 'must be a whole number' })
-      .min(1, { error: 'must be at least 1' })
-      .max(1000, { error: 'must be at most 1000' })
-      .default(128),
-  ),
+  POLL_CONCURRENCY_MAX: wholeNumber(128, 1, 1_000),
   LEASE_MS: positiveInt(30_000, { ms: 1_000, why: 'a poll must fit inside its lease' }),
   SLACK_TIMEOUT_MS: positiveInt(15_000, { ms: 500, why: 'a Slack call takes a few hundred ms' }),
   DIGEST_CHANNEL: optionalString,
@@ -194,15 +198,7 @@ const EnvSchema = z.object({
   ),
   DOCS_BASE_URL: optionalHttpUrl,
   SHUTDOWN_TIMEOUT_MS: positiveInt(10_000),
-  START_CONCURRENCY: z.preprocess(
-    (v) => (typeof v === 'string' && v.trim() === '' ? undefined : v),
-    z.coerce
-      .number({ error: 'must be a whole number' })
-      .int({ error: 'must be a whole number' })
-      .min(1, { error: 'must be at least 1' })
-      .max(1_000, { error: 'must be at most 1000' })
-      .default(32),
-  ),
+  START_CONCURRENCY: wholeNumber(32, 1, 1_000),
   ALLOWED_CHANNELS: slackIdList('channel', /^[CGD][A-Z0-9]{2,}$/, 'C0123ABCD'),
   ALLOWED_USERS: slackIdList('user', /^[UW][A-Z0-9]{2,}$/, 'U0123ABCD'),
   LOG_LEVEL: optionalString.pipe(

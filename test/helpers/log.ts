@@ -22,3 +22,12 @@ export function memoryLogger(
       .map((l) => JSON.parse(l) as Record<string, unknown>);
   return { log, lines, text };
 }
+
+/** A child process's JSON log lines (its stdout as text) named `msg`. */
+export function logEvents(text: string, msg: string): Record<string, unknown>[] {
+  return text
+    .split('\n')
+    .filter((l) => l.startsWith('{'))
+    .map((l) => JSON.parse(l) as Record<string, unknown>)
+    .filter((l) => l.msg === msg);
+}

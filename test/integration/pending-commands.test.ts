@@ -3,6 +3,7 @@ import { once } from 'node:events';
 import { afterEach, describe, expect, it } from 'vitest';
 import { RESPONSE_URL_MS, RESUMED_TEXT } from '../../src/jobs/pending-commands.ts';
 import { CHANNEL, Harness, PROJECT, USER } from '../helpers/harness.ts';
+import { logEvents } from '../helpers/log.ts';
 import { eventually, sleep } from '../helpers/net.ts';
 import { postgresAvailable } from '../helpers/postgres.ts';
 import { answers, spawnBot as spawn } from '../helpers/process.ts';
@@ -22,15 +23,6 @@ afterEach(async () => {
 });
 
 const engines = postgresAvailable ? (['sqlite', 'postgres'] as const) : (['sqlite'] as const);
-
-/** The bot's JSON log lines with this event name. */
-function events(text: string, msg: string): Record<string, unknown>[] {
-  return text
-    .split('\n')
-    .filter((l) => l.startsWith('{'))
-    .map((l) => JSON.parse(l) as Record<string, unknown>)
-    .filter((l) => l.msg === msg);
-}
 
 const idOf = (responseUrl: string) => responseUrl.slice(responseUrl.lastIndexOf('/') + 1);
 const createsFor = (prompt: string) =>
@@ -54,7 +46,7 @@ describe.each(engines)('an acked /agent not yet started (%s)', (engine) => {
     const waiting = await h.command('The waiting one');
     expect(waiting.status).toBe(200);
     await eventually(
-      () => events(first.output(), 'command.recorded').length === 5,
+      () => logEvents(first.output(), 'command.recorded').length === 5,
       'the fifth command recorded',
     );
     await kill9(first.child);
@@ -78,7 +70,7 @@ describe.each(engines)('an acked /agent not yet started (%s)', (engine) => {
       await sleep(2 * Number(h.env.LEASE_MS));
       expect(createsFor('The waiting one')).toHaveLength(1);
       expect(createsFor('Busy job')).toHaveLength(4);
-      expect(events(second.output(), 'command.resumed')).toMatchObject([
+      expect(logEvents(second.output(), 'command.resumed')).toMatchObject([
         { channelId: CHANNEL, userId: USER },
       ]);
     } finally {
@@ -140,12 +132,12 @@ describe('a SIGTERM whose drain runs out', () => {
     await eventually(() => h.api.requestsTo('create').length === 4, 'four creates in flight');
     const waiting = await h.command('The waiting one');
     await eventually(
-      () => events(first.output(), 'command.recorded').length === 5,
+      () => logEvents(first.output(), 'command.recorded').length === 5,
       'the fifth command recorded',
     );
     first.child.kill('SIGTERM');
     await first.exited;
-    expect(events(first.output(), 'command.given_back')).toMatchObject([{ waiting: 1 }]);
+    expect(logEvents(first.output(), 'command.given_back')).toMatchObject([{ waiting: 1 }]);
     expect(createsFor('The waiting one')).toHaveLength(0);
 
     const second = spawnBot(h.env);

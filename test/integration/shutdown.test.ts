@@ -8,6 +8,7 @@ import { startBot } from '../../src/bot.ts';
 import { loadConfig } from '../../src/config.ts';
 import { openStore } from '../../src/store/open.ts';
 import { CHANNEL, Harness, type HarnessOptions } from '../helpers/harness.ts';
+import { logEvents } from '../helpers/log.ts';
 import { eventually, sleep } from '../helpers/net.ts';
 import { postgresAvailable } from '../helpers/postgres.ts';
 import { answers, spawnBot as spawn } from '../helpers/process.ts';
@@ -38,15 +39,6 @@ afterEach(async (ctx) => {
 async function getJson(path: string) {
   const res = await fetch(h.url(path));
   return { status: res.status, body: (await res.json()) as Record<string, unknown> };
-}
-
-/** The bot's JSON log lines with this event name (in-process or from a child's output). */
-function events(text: string, msg: string): Record<string, unknown>[] {
-  return text
-    .split('\n')
-    .filter((l) => l.startsWith('{'))
-    .map((l) => JSON.parse(l) as Record<string, unknown>)
-    .filter((l) => l.msg === msg);
 }
 
 async function threadOf(rootTs: string) {
@@ -87,7 +79,7 @@ describe('readiness', () => {
       checks: { database: 'unreachable', slack: 'ok', accepting: 'ok' },
     });
     expect((await getJson('/healthz')).status).toBe(200);
-    expect(events(h.logs, 'bot.not_ready')).toHaveLength(1);
+    expect(logEvents(h.logs, 'bot.not_ready')).toHaveLength(1);
   });
 });
 
@@ -117,8 +109,8 @@ describe('graceful shutdown', () => {
     expect(h.api.requestsTo('create')[0]?.status).toBe(201);
     const job = h.api.createdJobs()[0]!;
     expect(await threadOf(root.ts)).toMatchObject({ jobId: job.id, status: 'active' });
-    expect(events(h.logs, 'bot.drain')).toMatchObject([{ pending: 1, left: 0 }]);
-    expect(events(h.logs, 'bot.drain_timeout')).toHaveLength(0);
+    expect(logEvents(h.logs, 'bot.drain')).toMatchObject([{ pending: 1, left: 0 }]);
+    expect(logEvents(h.logs, 'bot.drain_timeout')).toHaveLength(0);
   });
 
   it('disconnects Socket Mode first, and is not ready from then on', async () => {
@@ -177,7 +169,7 @@ describe('graceful shutdown', () => {
     const started = performance.now();
     await h.stopBot();
     expect(performance.now() - started).toBeLessThan(5_000);
-    expect(events(h.logs, 'bot.drain_timeout')).toMatchObject([{ left: 1, timeoutMs: 225 }]);
+    expect(logEvents(h.logs, 'bot.drain_timeout')).toMatchObject([{ left: 1, timeoutMs: 225 }]);
     expect(h.api.requestsTo('create')).toHaveLength(1);
     const thread = await threadOf(root.ts);
     expect(thread).toMatchObject({ status: 'start_failed', jobId: null });
@@ -200,7 +192,7 @@ describe('graceful shutdown of the process', () => {
     expect(h.api.requestsTo('create')[0]?.status).toBe(201);
     const job = h.api.createdJobs()[0]!;
     expect(await threadOf(root.ts)).toMatchObject({ jobId: job.id, status: 'active' });
-    expect(events(bot.output(), 'bot.drain')).toMatchObject([{ pending: 1, left: 0 }]);
+    expect(logEvents(bot.output(), 'bot.drain')).toMatchObject([{ pending: 1, left: 0 }]);
     expect(bot.output()).toContain('bot.stopped');
   });
 
@@ -220,8 +212,10 @@ describe('graceful shutdown of the process', () => {
     expect(await bot.exited).toBe(0);
     expect(performance.now() - started).toBeLessThan(1_000 + 4_000);
     // The drain has three quarters of the deadline; the rest stop in the last quarter.
-    expect(events(bot.output(), 'bot.drain_timeout')).toMatchObject([{ left: 1, timeoutMs: 750 }]);
-    expect(events(bot.output(), 'bot.shutdown_deadline')).toHaveLength(0);
+    expect(logEvents(bot.output(), 'bot.drain_timeout')).toMatchObject([
+      { left: 1, timeoutMs: 750 },
+    ]);
+    expect(logEvents(bot.output(), 'bot.shutdown_deadline')).toHaveLength(0);
     const thread = await threadOf(root.ts);
     expect(thread).toMatchObject({ status: 'start_failed' });
     expect(thread?.error).toContain('It may have started anyway');
@@ -306,7 +300,7 @@ describe('a shutdown that always ends', () => {
       await probing$;
       agent.destroy();
       expect(code).toBe(0);
-      expect(events(bot.output(), 'bot.shutdown_deadline')).toHaveLength(0);
+      expect(logEvents(bot.output(), 'bot.shutdown_deadline')).toHaveLength(0);
       expect(seen).toContainEqual({ status: 503, connection: 'close' });
       expect(bot.output()).toContain('bot.stopped');
     },
@@ -325,7 +319,7 @@ describe('a shutdown that always ends', () => {
     bot.child.kill('SIGTERM');
     expect(await bot.exited).toBe(0);
     await cut;
-    expect(events(bot.output(), 'bot.shutdown_deadline')).toHaveLength(0);
+    expect(logEvents(bot.output(), 'bot.shutdown_deadline')).toHaveLength(0);
   });
 
   it.skipIf(!postgresAvailable)(
@@ -344,7 +338,7 @@ describe('a shutdown that always ends', () => {
         bot.child.kill('SIGTERM');
         expect(await bot.exited).toBe(1);
         expect(performance.now() - started).toBeLessThan(2_000 + 3_000);
-        const [line] = events(bot.output(), 'bot.shutdown_deadline');
+        const [line] = logEvents(bot.output(), 'bot.shutdown_deadline');
         expect(line).toMatchObject({ timeoutMs: 2_000, inflight: 0, queued: 0 });
         expect(line?.unfinished).toContain('store');
         expect(bot.output()).not.toContain('bot.stopped');
@@ -392,10 +386,10 @@ describe('a shutdown that always ends', () => {
     expect(stopped).toBe('ShutdownDeadlineError');
     expect(performance.now() - started).toBeLessThan(1_500 + 1_000);
     const text = chunks.join('');
-    expect(events(text, 'bot.shutdown_deadline')).toMatchObject([
+    expect(logEvents(text, 'bot.shutdown_deadline')).toMatchObject([
       { timeoutMs: 1_500, unfinished: ['store'], inflight: expect.any(Number), queued: 0 },
     ]);
-    expect(events(text, 'bot.stopped')).toHaveLength(0);
+    expect(logEvents(text, 'bot.stopped')).toHaveLength(0);
     release();
   });
 });
