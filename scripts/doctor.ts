@@ -4,7 +4,7 @@
  * and project, the database. One line per check; exits 1 when any fails. Never prints a secret.
  */
 import { ApiClient } from '../src/api/client.ts';
-import { createBudgets } from '../src/bot.ts';
+import { createBudgets } from '../src/budgets.ts';
 import { loadConfig } from '../src/config.ts';
 import { allPassed, formatChecks, runDoctor } from '../src/doctor.ts';
 import { configSecrets, doctorPorts, redactSecrets } from '../src/doctor-wiring.ts';

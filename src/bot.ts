@@ -2,9 +2,9 @@ import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { DestinationStream } from 'pino';
 import { createAccess } from './access.ts';
-import { type Budget, HOUR_MS, slidingWindowBudget } from './api/budget.ts';
 import { ApiClient, type RetryOptions } from './api/client.ts';
 import { startBackground, startRecoveryLoop } from './background.ts';
+import { createBudgets } from './budgets.ts';
 import { startDatabaseClock } from './clock.ts';
 import type { Config } from './config.ts';
 import { slackDoctor } from './doctor-wiring.ts';
@@ -42,10 +42,6 @@ import {
   type Teardown,
 } from './teardown.ts';
 import { createWorkLanes, DEFAULT_LANES, type LaneSize, type WorkLanes } from './work-queue.ts';
-
-/** Documented budgets of the service: per project per hour (agent), per organisation per hour (analytics). */
-export const AGENT_USES_PER_HOUR = 100;
-export const ANALYTICS_REQUESTS_PER_HOUR = 100;
 
 export interface BotOptions {
   logDestination?: DestinationStream;
@@ -363,40 +359,6 @@ function apiSettings(config: Config, opts: BotOptions) {
     projectKeys: config.api.projectKeys,
     ...(opts.apiRetry ? { retry: opts.apiRetry } : {}),
     ...(opts.apiTimeoutMs ? { timeoutMs: opts.apiTimeoutMs } : {}),
-  };
-}
-
-/**
- * The documented hourly budgets, counted in the store so that replicas share them: the agent
- * budget per project (`agent` is the configured project's, the one the metrics show), the
- * analytics budget per organisation.
- */
-export function createBudgets(config: Config, store: Store, now: () => number = Date.now) {
-  const agentBudgets = new Map<string, Budget>();
-  const agentFor = (projectId: string): Budget => {
-    let budget = agentBudgets.get(projectId);
-    if (!budget) {
-      budget = slidingWindowBudget(store, {
-        key: `agent:${projectId}`,
-        limit: AGENT_USES_PER_HOUR,
-        windowMs: HOUR_MS,
-        description: "This project's agent budget (100 jobs and messages per hour)",
-        now,
-      });
-      agentBudgets.set(projectId, budget);
-    }
-    return budget;
-  };
-  return {
-    agentFor,
-    agent: agentFor(config.api.projectId),
-    analytics: slidingWindowBudget(store, {
-      key: 'analytics',
-      limit: ANALYTICS_REQUESTS_PER_HOUR,
-      windowMs: HOUR_MS,
-      description: 'The analytics budget (100 requests per hour)',
-      now,
-    }),
   };
 }
 
