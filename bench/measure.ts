@@ -158,3 +158,14 @@ export function botEntry(): string {
   if (!entry) throw new Error(`no entry point in the start script: ${pkg.scripts.start}`);
   return entry;
 }
+
+/**
+ * `BENCH_BOT_ENV=START_CONCURRENCY=4,MALLOC_ARENA_MAX=1` adds settings to the environment of
+ * the bot a benchmark starts (the ack and memory benchmarks), for experiments.
+ */
+export function benchBotEnv(): Record<string, string> {
+  const pairs = (process.env.BENCH_BOT_ENV ?? '').split(',').filter((p) => p.includes('='));
+  return Object.fromEntries(
+    pairs.map((p) => [p.slice(0, p.indexOf('=')), p.slice(p.indexOf('=') + 1)]),
+  );
+}

@@ -23,6 +23,7 @@ import {
 import {
   type BenchOptions,
   type BenchResult,
+  benchBotEnv,
   botEntry,
   log,
   MB,
@@ -122,7 +123,7 @@ async function phase(
 ): Promise<Phase> {
   const port = await freePort();
   const started = performance.now();
-  const npm = spawnNpmStart({ ...env, PORT: String(port) });
+  const npm = spawnNpmStart({ ...env, ...benchBotEnv(), PORT: String(port) });
   let tree: number[] = [];
   try {
     await answers(`http://127.0.0.1:${port}/healthz`, 30_000);

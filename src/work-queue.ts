@@ -1,5 +1,6 @@
 import type { Inflight } from './inflight.ts';
 import type { Logger } from './log.ts';
+import { createLoopLoad } from './loop-load.ts';
 
 /**
  * Work that follows an ack (starting a job, sending a follow-up) runs from here rather than
@@ -10,7 +11,10 @@ import type { Logger } from './log.ts';
  * While requests keep arriving (one within `hotMs` of the last), one task runs at a time:
  * each running task's callbacks share the event loop with the acks, so a burst of commands
  * is acked first and worked through as it goes, at full width once it has passed. Only
- * CPU-bound work wants that (the reports lane below); `hotMs: 0` turns it off.
+ * CPU-bound work wants that (the reports lane below); `hotMs: 0` turns it off. Work that
+ * is CPU-bound only sometimes (a start waits on Slack and the API, unless they answer at
+ * once) gives `loadAbove`: then the throttle holds only while the event loop is busier than
+ * that (`loopLoad`, 0 to 1).
  */
 export interface WorkQueue {
   /** Whether `offer` would take a task now. Ask before acking, to refuse in the ack. */
@@ -30,6 +34,9 @@ export function createWorkQueue(opts: {
   lane?: string;
   /** 0: no burst throttle (work that waits on I/O; its callbacks cost the acks little). */
   hotMs?: number;
+  /** The throttle holds only while `loopLoad()` is above this (default 0: always). */
+  loadAbove?: number;
+  loopLoad?: () => number;
 }): WorkQueue {
   const log = opts.log.child({
     component: 'work-queue',
@@ -46,6 +53,8 @@ export function createWorkQueue(opts: {
   function width(): number {
     const hotFor = lastOffer + hotMs - performance.now();
     if (hotFor <= 0) return opts.concurrency;
+    if (opts.loadAbove && opts.loopLoad && opts.loopLoad() <= opts.loadAbove)
+      return opts.concurrency;
     if (!cooling && waiting.length > 0)
       cooling = setTimeout(() => {
         cooling = undefined;
@@ -128,12 +137,16 @@ export const DEFAULT_LANES: Record<keyof WorkLanes, LaneSize> = {
   reports: { concurrency: 2, capacity: 50 },
 };
 
+/** Event-loop load above which starts go one at a time while commands keep arriving. */
+export const STARTS_THROTTLE_LOAD = 0.8;
+
 export function createWorkLanes(opts: {
   inflight: Inflight;
   log: Logger;
   sizes?: Partial<Record<keyof WorkLanes, LaneSize>>;
 }): WorkLanes {
-  const lane = (name: keyof WorkLanes, hotMs: number) =>
+  const loopLoad = createLoopLoad();
+  const lane = (name: keyof WorkLanes, hotMs: number, loadAbove = 0) =>
     createWorkQueue({
       ...DEFAULT_LANES[name],
       ...opts.sizes?.[name],
@@ -141,6 +154,14 @@ export function createWorkLanes(opts: {
       log: opts.log,
       lane: name,
       hotMs,
+      loadAbove,
+      loopLoad,
     });
-  return { answers: lane('answers', 0), starts: lane('starts', 0), reports: lane('reports', 20) };
+  return {
+    answers: lane('answers', 0),
+    // Starts wait on I/O, dozens at once; when Slack and the API answer at once they are
+    // CPU-bound, and while the loop is that busy a burst's acks go first.
+    starts: lane('starts', 20, STARTS_THROTTLE_LOAD),
+    reports: lane('reports', 20),
+  };
 }

@@ -1,5 +1,6 @@
 import { expect, it } from 'vitest';
 import { createInflight } from '../src/inflight.ts';
+import { createLoopLoad } from '../src/loop-load.ts';
 import { createWorkQueue } from '../src/work-queue.ts';
 import { memoryLogger } from './helpers/log.ts';
 import { eventually } from './helpers/net.ts';
@@ -87,4 +88,58 @@ it('runs one task at a time while requests keep coming, and widens once they pau
   await inflight.drain(5_000);
   expect(sample).toEqual([1]);
   expect(most).toBe(3);
+});
+
+it('with `loadAbove`, throttles only while the event loop is that busy', async () => {
+  let load = 0.2;
+  const inflight = createInflight();
+  const q = createWorkQueue({
+    concurrency: 3,
+    capacity: 10,
+    inflight,
+    log: memoryLogger().log,
+    loadAbove: 0.8,
+    loopLoad: () => load,
+  });
+  const g = gate();
+  let running = 0;
+  const offer = () =>
+    q.offer('t', async () => {
+      running++;
+      await g.opened;
+      running--;
+    });
+  for (let i = 0; i < 3; i++) offer();
+  await new Promise((r) => setImmediate(r));
+  // Requests just came, but the loop is mostly idle (the work waits on I/O): full width.
+  const idle = running;
+  g.open();
+  await inflight.drain(5_000);
+  const busy = gate();
+  load = 0.95;
+  for (let i = 0; i < 3; i++)
+    q.offer('u', async () => {
+      running++;
+      await busy.opened;
+      running--;
+    });
+  await new Promise((r) => setImmediate(r));
+  // The loop is busy and requests keep coming: one at a time, the acks first.
+  const loaded = running;
+  busy.open();
+  await inflight.drain(5_000);
+  expect({ idle, loaded }).toEqual({ idle: 3, loaded: 1 });
+});
+
+it('measures the event loop as busy while it runs code and idle while it waits', async () => {
+  const load = createLoopLoad(50);
+  await new Promise((r) => setTimeout(r, 60));
+  const waited = load();
+  const end = performance.now() + 80;
+  while (performance.now() < end) {
+    // spin: the loop is busy
+  }
+  const spun = load();
+  expect(waited).toBeLessThan(0.5);
+  expect(spun).toBeGreaterThan(0.5);
 });

@@ -28,6 +28,7 @@ import {
 import {
   type BenchOptions,
   type BenchResult,
+  benchBotEnv,
   botNodeFlags,
   log,
   type Metric,
@@ -91,7 +92,7 @@ async function startTarget(
         port,
         databaseUrl: `sqlite:${join(dir, `bot-${port}.sqlite`)}`,
         socketMode: mode === 'socket',
-        extra: process.env.EXP_ACK_ONLY ? { EXP_ACK_ONLY: '1' } : {},
+        extra: benchBotEnv(),
       }),
     ...(target === 'bot' ? {} : { script: here('./bare-bolt.ts') }),
     ...(profile
@@ -191,7 +192,7 @@ async function runPair(
     } finally {
       // Not measured: at realistic latency the bot would spend its shutdown bound finishing
       // the starts it queued, so it gets 3 s (a fresh database each start).
-      await stopBotProcess(app.child, 3_000);
+      await stopBotProcess(app.child, process.env.BENCH_CPU_PROF ? 20_000 : 3_000);
     }
   }
   return out as Pair;

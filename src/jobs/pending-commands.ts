@@ -5,6 +5,8 @@ import type { StartRequest } from './service.ts';
 /** How long Slack accepts posts to a command's response_url. */
 export const RESPONSE_URL_MS = 30 * 60_000;
 const BATCH = 20;
+/** Commands recorded in one statement at most (9 values each, well under SQLite's limit). */
+const MAX_BATCH = 500;
 
 export const RESUMED_TEXT =
   'I was restarted before I could start your `/agent` request, so I am starting it now.';
@@ -68,22 +70,40 @@ export function createPendingCommands(deps: {
   );
   renew.unref();
 
+  // The commands acked in one turn of the event loop are recorded together, in one statement
+  // (a burst of acks then costs one write, not one each).
+  let batch: { c: NewPendingCommand; resolve: (id: number | undefined) => void }[] = [];
+  function flush(): void {
+    const taken = batch.slice(0, MAX_BATCH);
+    batch = batch.slice(MAX_BATCH);
+    if (batch.length > 0) setImmediate(flush);
+    store
+      .recordPendingCommands(
+        taken.map((t) => t.c),
+        { owner, until: now() + leaseMs },
+        now(),
+      )
+      .then(
+        (ids) =>
+          taken.forEach((t, i) => {
+            const id = ids[i]!;
+            waiting.add(id);
+            log.debug({ commandId: id, channelId: t.c.channelId }, 'command.recorded');
+            t.resolve(id);
+          }),
+        (err: unknown) =>
+          taken.forEach((t) => {
+            log.error({ err, channelId: t.c.channelId }, 'command.record_failed');
+            t.resolve(undefined);
+          }),
+      );
+  }
+
   return {
     record(c) {
       return new Promise((resolve) => {
-        setImmediate(() => {
-          store.recordPendingCommand(c, { owner, until: now() + leaseMs }, now()).then(
-            (id) => {
-              waiting.add(id);
-              log.debug({ commandId: id, channelId: c.channelId }, 'command.recorded');
-              resolve(id);
-            },
-            (err: unknown) => {
-              log.error({ err, channelId: c.channelId }, 'command.record_failed');
-              resolve(undefined);
-            },
-          );
-        });
+        batch.push({ c, resolve });
+        if (batch.length === 1) setImmediate(flush);
       });
     },
     begin(id, responseUrl) {

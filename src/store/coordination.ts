@@ -69,17 +69,17 @@ export function coordinationQueries(
           .where('bucket', '=', key)
           .where('used_at', '<=', since)
           .execute();
-        const used = await tx
+        // The limit-th newest use in the window, if there is one: the window is full, and
+        // frees a slot when that use becomes an hour old.
+        const full = await tx
           .selectFrom('budget_uses')
           .select('used_at')
           .where('bucket', '=', key)
-          .orderBy('used_at')
-          .execute();
-        if (used.length >= limit) {
-          // The window frees a slot when the oldest use in it becomes an hour old.
-          const oldest = Number(used[used.length - limit]?.used_at ?? nowMs);
-          return { ok: false as const, retryAtMs: oldest + windowMs };
-        }
+          .orderBy('used_at', 'desc')
+          .limit(1)
+          .offset(limit - 1)
+          .executeTakeFirst();
+        if (full) return { ok: false as const, retryAtMs: num(full.used_at) + windowMs };
         const row = await tx
           .insertInto('budget_uses')
           .values({ bucket: key, used_at: nowMs })

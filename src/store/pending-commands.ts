@@ -14,7 +14,7 @@ export function pendingCommandQueries(
   e: Engine,
 ): Pick<
   Store,
-  | 'recordPendingCommand'
+  | 'recordPendingCommands'
   | 'takePendingCommand'
   | 'releasePendingCommand'
   | 'commandStarted'
@@ -23,23 +23,28 @@ export function pendingCommandQueries(
 > {
   const { db } = e;
   return {
-    async recordPendingCommand(c, lease, now) {
-      const row = await db
+    async recordPendingCommands(cs, lease, now) {
+      if (cs.length === 0) return [];
+      const rows = await db
         .insertInto('pending_commands')
-        .values({
-          team_id: c.teamId,
-          channel_id: c.channelId,
-          user_id: c.userId,
-          text: c.text,
-          response_url: c.responseUrl,
-          conversation: c.conversation ?? null,
-          received_at: now,
-          owner: lease.owner,
-          lease_until: lease.until,
-        })
+        .values(
+          cs.map((c) => ({
+            team_id: c.teamId,
+            channel_id: c.channelId,
+            user_id: c.userId,
+            text: c.text,
+            response_url: c.responseUrl,
+            conversation: c.conversation ?? null,
+            received_at: now,
+            owner: lease.owner,
+            lease_until: lease.until,
+          })),
+        )
         .returning('id')
-        .executeTakeFirstOrThrow();
-      return num(row.id);
+        .execute();
+      // One statement numbers its rows in the order of its values, on both engines; the
+      // order RETURNING lists them in is not promised.
+      return rows.map((r) => num(r.id)).sort((a, b) => a - b);
     },
 
     async takePendingCommand(id, owner) {

@@ -151,8 +151,11 @@ export interface Store extends BudgetStore {
     error: string,
   ): Promise<boolean>;
 
-  /** Records an acked command waiting for its start, held by `lease`; returns its id. */
-  recordPendingCommand(c: NewPendingCommand, lease: Lease, now: number): Promise<number>;
+  /**
+   * Records acked commands waiting for their starts, held by `lease`, in one statement;
+   * returns their ids in the order given.
+   */
+  recordPendingCommands(cs: NewPendingCommand[], lease: Lease, now: number): Promise<number[]>;
   /**
    * The record goes, if `owner` still holds it (a lease that ran out is still held until
    * another process claims it): its start ended without a thread, or it expired. False when

@@ -5,6 +5,7 @@ import { RESPONSE_URL_MS, RESUMED_TEXT } from '../../src/jobs/pending-commands.t
 import { CHANNEL, Harness, PROJECT, USER } from '../helpers/harness.ts';
 import { logEvents } from '../helpers/log.ts';
 import { eventually, sleep } from '../helpers/net.ts';
+import { recordOne } from '../helpers/pending.ts';
 import { postgresAvailable } from '../helpers/postgres.ts';
 import { answers, spawnBot as spawn } from '../helpers/process.ts';
 
@@ -164,12 +165,14 @@ describe('commands left by a process that is gone', () => {
     const dead = { owner: 'gone:1', until: Date.now() - 1 };
     const command = { teamId: 'T0001', channelId: CHANNEL, userId: USER };
     try {
-      await store.recordPendingCommand(
+      await recordOne(
+        store,
         { ...command, text: 'Fresh one', responseUrl: fresh },
         dead,
         Date.now() - 60_000,
       );
-      await store.recordPendingCommand(
+      await recordOne(
+        store,
         { ...command, text: 'Old one', responseUrl: old },
         dead,
         Date.now() - RESPONSE_URL_MS - 60_000,
@@ -195,7 +198,8 @@ describe('commands left by a process that is gone', () => {
     try {
       for (let i = 0; i < 100; i++)
         await store.takeBudgetSlot(`agent:${PROJECT}`, Date.now(), 3_600_000, 100);
-      await store.recordPendingCommand(
+      await recordOne(
+        store,
         {
           teamId: 'T0001',
           channelId: CHANNEL,

@@ -1,5 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { CommandTakenOver, type Store } from '../../src/store/types.ts';
+import { recordOne } from '../helpers/pending.ts';
 import { engines, type Place } from './engines.ts';
 
 const command = {
@@ -23,7 +24,7 @@ describe.each(engines)('store: pending commands (%s)', (_name, setup) => {
   });
 
   it('keeps a command for its owner until the start takes it, once', async () => {
-    const id = await store.recordPendingCommand(command, { owner: 'p1', until: 1_000 }, 10);
+    const id = await recordOne(store, command, { owner: 'p1', until: 1_000 }, 10);
     // Alive and holding it: nobody else may claim it.
     expect(await store.claimPendingCommands(999, 10, { owner: 'p2', until: 5_000 })).toEqual([]);
     expect(await store.takePendingCommand(id, 'p2')).toBe(false);
@@ -35,12 +36,13 @@ describe.each(engines)('store: pending commands (%s)', (_name, setup) => {
   });
 
   it('hands a command whose lease ran out to the next claimer, and the first owner can no longer take it', async () => {
-    const id = await store.recordPendingCommand(
+    const id = await recordOne(
+      store,
       { ...command, conversation: 'im' },
       { owner: 'p1', until: 1_000 },
       10,
     );
-    const other = await store.recordPendingCommand(command, { owner: 'p1', until: 1_000 }, 20);
+    const other = await recordOne(store, command, { owner: 'p1', until: 1_000 }, 20);
     await store.renewPendingCommands([other], 'p1', 3_000); // still waiting in p1's queue
     const claimed = await store.claimPendingCommands(1_000, 10, { owner: 'p2', until: 5_000 });
     expect(claimed).toEqual([
@@ -58,7 +60,7 @@ describe.each(engines)('store: pending commands (%s)', (_name, setup) => {
   it('gives each orphaned command to one of two racing claimers', async () => {
     const ids: number[] = [];
     for (let i = 0; i < 20; i++)
-      ids.push(await store.recordPendingCommand(command, { owner: 'dead', until: 100 }, i));
+      ids.push(await recordOne(store, command, { owner: 'dead', until: 100 }, i));
     const other = place.replicas ? await place.open() : store;
     try {
       const [a, b] = await Promise.all([
@@ -81,7 +83,7 @@ describe.each(engines)('store: pending commands (%s)', (_name, setup) => {
       prompt: 'Add a quickstart',
     });
     const url = command.responseUrl;
-    const id = await store.recordPendingCommand(command, { owner: 'p1', until: 1_000 }, 10);
+    const id = await recordOne(store, command, { owner: 'p1', until: 1_000 }, 10);
     expect(await store.commandStarted(url)).toBe(false);
     const t = await store.createThread(
       { ...thread('pending:a'), command: { responseUrl: url, owner: 'p1' } },
@@ -108,7 +110,7 @@ describe.each(engines)('store: pending commands (%s)', (_name, setup) => {
 
     // A thread that cannot be inserted for another reason leaves the command recorded.
     const other = { ...command, responseUrl: 'https://hooks.slack.test/commands/2' };
-    const again = await store.recordPendingCommand(other, { owner: 'p1', until: 1_000 }, 40);
+    const again = await recordOne(store, other, { owner: 'p1', until: 1_000 }, 40);
     const clash = store.createThread(
       { ...thread('pending:a'), command: { responseUrl: other.responseUrl, owner: 'p1' } },
       50,
