@@ -40,6 +40,8 @@ const YOUNG_SHARE = 0.1;
 const BASE_MS = 5_000;
 const MAX_MS = 60_000;
 const SAMPLE_MS = 500;
+/** Linux's USER_HZ, the unit of /proc/<pid>/stat's times (100 on every common build). */
+const CLOCK_TICKS = 100;
 /** Left out of the samples: the start's own allocations, and the first burst of overdue polls. */
 const SETTLE_MS = 3_000;
 const TARGET = { idleMb: 110, jobsMb: 150 };
@@ -56,6 +58,8 @@ interface Phase {
   otherMb: number;
   /** GETs the emulator answered while the samples were taken. */
   gets: number;
+  /** CPU time (user + system) the bot's process used while the samples were taken, s. */
+  cpuS: number;
   wallMs: number;
 }
 
@@ -115,6 +119,14 @@ async function stop(npm: BotProcess, tree: number[]): Promise<void> {
 }
 
 /** Starts `npm start`, waits for /healthz, samples the bot's RSS for `ms`, stops it. */
+/** utime + stime of `pid` from /proc (Linux), in seconds. */
+function cpuSeconds(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  // After the command's closing parenthesis: state is field 3, utime 14 and stime 15.
+  return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS;
+}
+
 async function phase(
   env: Record<string, string>,
   api: ApiEmulator,
@@ -135,12 +147,14 @@ async function phase(
     api.requests.length = 0;
     let gets = 0;
     const rss: number[] = [];
+    const cpu0 = cpuSeconds(bot);
     for (const end = performance.now() + ms; performance.now() < end; ) {
       await sleep(SAMPLE_MS);
       rss.push(rssMb(bot));
       gets += api.requests.filter((r) => r.kind === 'get').length;
       api.requests.length = 0; // the emulator keeps every request: its memory, not the bot's
     }
+    const cpuS = cpuSeconds(bot) - cpu0;
     const metrics = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
     const gauge = (name: string) =>
       Number(new RegExp(`^${name} (\\S+)$`, 'm').exec(metrics)?.[1] ?? Number.NaN) / MB;
@@ -152,7 +166,7 @@ async function phase(
     );
     return {
       ...{ rss, heapMb: gauge('nodejs_heap_size_used_bytes'), heapTotalMb, fileMb },
-      ...{ otherMb: anonMb, gets, wallMs: performance.now() - started },
+      ...{ otherMb: anonMb, gets, cpuS, wallMs: performance.now() - started },
     };
   } catch (err) {
     log(npm.output().slice(-2_000));
@@ -205,6 +219,7 @@ function result(idle: Phase, loaded: Phase, jobsMs: number): BenchResult {
     { name: 'idle: rss', unit: 'MB', runs: idle.rss, target: `≤ ${TARGET.idleMb} MB` },
     { name: `${k}: rss`, unit: 'MB', runs: loaded.rss, target: `≤ ${TARGET.jobsMb} MB` },
     { name: `${k}: GETs/s answered`, unit: '/s', runs: [loaded.gets / (jobsMs / 1000)] },
+    { name: `${k}: CPU of the bot process`, unit: '%', runs: [(100 * loaded.cpuS) / (jobsMs / 1000)] },
   ];
   for (const [label, p] of [
     ['idle', idle],
