@@ -38,8 +38,10 @@ export const PENDING_TS_PREFIX = 'pending:';
 
 /** Told at once to someone whose root waits for its channel's turn. */
 export function queuedText(waitMs: number): string {
-  const s = Math.max(1, Math.round(waitMs / 1000));
-  return `Slack takes about one message a second in a channel, and others are ahead of yours here: your job's message will appear in about ${s} s.`;
+  const s = Math.round(waitMs / 1000);
+  // "In about 1 s" reads oddly for a wait just past the note's threshold.
+  const when = s <= 2 ? 'in a few seconds' : `in about ${s} s`;
+  return `Slack takes about one message a second in a channel, and others are ahead of yours here: your job's message will appear ${when}.`;
 }
 
 /**
