@@ -245,21 +245,22 @@ async function assemble(config: Config, opts: BotOptions, log: Logger, teardown:
   const pending = createPendingCommands({ store, owner, leaseMs: config.leaseMs, log, now });
   teardown.add('pending-commands', () => pending.stop());
   const jobStatus = createJobStatus({ store, budget: budgets.agentFor, projects });
+  const access = createAccess(config.access);
   const buttons = {
     retry: createRetries({
       store,
       jobs,
       // A thread from before projects were kept is the configured project's.
       budget: (projectId) => budgets.agentFor(projectId ?? config.api.projectId),
+      access,
       wake,
       log,
       now,
     }),
     stopWatching: createWatchControl({ store, wake, log, now }),
-    followUpForm: createFollowUpForm({ store, jobs, log, now }),
+    followUpForm: createFollowUpForm({ store, jobs, access, log, now }),
   };
   // Before every listener: refused people and conversations reach none of them.
-  const access = createAccess(config.access);
   registerAccessControl(slack.app, {
     access,
     log,
