@@ -165,6 +165,8 @@ async function assemble(config: Config, opts: BotOptions, log: Logger, teardown:
     defaultProjectId: config.api.projectId,
     keyedProjects: Object.keys(config.api.projectKeys),
     adminUsers: config.adminUsers,
+    checkProject: (projectId) => api.checkProject(projectId),
+    log,
     now,
   });
   // Work after an ack, in lanes: answers never wait behind starts, starts (I/O) run
