@@ -157,7 +157,13 @@ async function assemble(config: Config, opts: BotOptions, log: Logger, teardown:
   });
 
   // The App Home follows the person's jobs: every root update shown schedules a refresh.
-  const home = createHomePublisher({ client: slack.app.client, store, budget: budgets.agent, log });
+  const home = createHomePublisher({
+    client: slack.app.client,
+    store,
+    agentBudget: budgets.agentFor,
+    defaultProjectId: config.api.projectId,
+    log,
+  });
   teardown.add('home', () => home.stop());
   const chat = refreshingHome(createSlackJobChat(slack.app.client, log, metrics), home);
   const projects = createProjects({

@@ -1,6 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { CHANNEL, Harness, PROJECT, SECRETS, USER } from '../helpers/harness.ts';
 import { eventually } from '../helpers/net.ts';
+import { eventCallback } from '../helpers/slack-requests.ts';
 
 const ADMIN = 'UADMIN01';
 const OTHER = 'proj_handbook';
@@ -157,6 +158,39 @@ describe('/agent project', () => {
     expect(await ask('project proj_blog', { user: ADMIN })).toContain(
       'This channel now uses project `proj_blog`',
     );
+  });
+
+  it("shows on the App Home the budgets of the projects the person's jobs use", async () => {
+    await ask('project proj_blog', { user: ADMIN });
+    const store = await h.openStore();
+    for (let i = 0; i < 5; i++)
+      await store.takeBudgetSlot('agent:proj_blog', Date.now(), 3_600_000, 100);
+    await store.close();
+    await h.startJob('Blog post about the release');
+    await h.command('Fix a typo', { channel: DOCS_CHANNEL });
+    await eventually(() => h.api.requestsTo('create').length === 2, 'the second job');
+    const home = async (user: string) => {
+      await h.deliverEvent(
+        eventCallback({ type: 'app_home_opened', user, channel: 'D0001', tab: 'home' }),
+      );
+      return eventually(() => {
+        const view = JSON.stringify(h.slack.homeViews.get(user) ?? null);
+        return (
+          view.includes('Agent budget') && view.includes('Fix a typo') === (user === USER) && view
+        );
+      }, `${user}'s Home`);
+    };
+    // Newest job's project first: the default one (the typo fix), then the bound one.
+    const mine = await home(USER);
+    expect(mine).toMatch(
+      new RegExp(
+        `Agent budget of \`${PROJECT}\`:\\* [▰▱]+ 99 of 100 uses left.*\\\\n\\*Agent budget of \`proj_blog\`:\\* [▰▱]+ 94 of 100 uses left`,
+      ),
+    );
+    // Someone without jobs sees the configured project's budget.
+    const theirs = await home('U0003');
+    expect(theirs).toContain(`Agent budget of \`${PROJECT}\`:* ▰▰▰▰▰▰▰▰▰▱ 99 of 100 uses left`);
+    expect(theirs).not.toContain('proj_blog');
   });
 
   it("makes /agent doctor check the channel's own project, with its own key", async () => {
