@@ -187,3 +187,31 @@ describe('Retry', () => {
     ]);
   });
 });
+
+describe('the Draft it form (insight_draft_form)', () => {
+  it('refuses a submission whose metadata names a channel not allowed, and starts nothing', async () => {
+    const view = {
+      id: 'VDRAFT1',
+      type: 'modal',
+      callback_id: 'insight_draft_form',
+      private_metadata: JSON.stringify({ teamId: 'T0001', channelId: 'C0999', kind: 'search' }),
+    };
+    const answer = await h.submitView(view, { draft: { prompt: 'Document the search page' } });
+    expect(answer.body).toMatchObject({ response_action: 'update', view: { type: 'modal' } });
+    expect(JSON.stringify(answer.body)).toContain("I'm not enabled in this conversation");
+    // The same form naming an allowed channel starts its job there.
+    const allowed = {
+      ...view,
+      id: 'VDRAFT2',
+      private_metadata: view.private_metadata.replace('C0999', CHANNEL),
+    };
+    expect((await h.submitView(allowed, { draft: { prompt: 'Document it' } })).body).toBeNull();
+    await eventually(() => h.api.createdJobs().length === 1, 'the allowed job');
+    await sleep(300);
+    expect(h.api.createdJobs()).toHaveLength(1);
+    expect(h.roots('C0999')).toHaveLength(0);
+    expect(refusals()).toEqual([
+      expect.objectContaining({ surface: 'view', channelId: 'C0999', reason: 'channel' }),
+    ]);
+  });
+});
