@@ -157,7 +157,13 @@ async function assemble(config: Config, opts: BotOptions, log: Logger, teardown:
   });
 
   // The App Home follows the person's jobs: every root update shown schedules a refresh.
-  const home = createHomePublisher({ client: slack.app.client, store, budget: budgets.agent, log });
+  const home = createHomePublisher({
+    client: slack.app.client,
+    store,
+    agentBudget: budgets.agentFor,
+    defaultProjectId: config.api.projectId,
+    log,
+  });
   teardown.add('home', () => home.stop());
   const chat = refreshingHome(createSlackJobChat(slack.app.client, log, metrics), home);
   const projects = createProjects({
@@ -165,6 +171,8 @@ async function assemble(config: Config, opts: BotOptions, log: Logger, teardown:
     defaultProjectId: config.api.projectId,
     keyedProjects: Object.keys(config.api.projectKeys),
     adminUsers: config.adminUsers,
+    checkProject: (projectId) => api.checkProject(projectId),
+    log,
     now,
   });
   // Work after an ack, in lanes: answers never wait behind starts, starts (I/O) run
@@ -245,21 +253,22 @@ async function assemble(config: Config, opts: BotOptions, log: Logger, teardown:
   const pending = createPendingCommands({ store, owner, leaseMs: config.leaseMs, log, now });
   teardown.add('pending-commands', () => pending.stop());
   const jobStatus = createJobStatus({ store, budget: budgets.agentFor, projects });
+  const access = createAccess(config.access);
   const buttons = {
     retry: createRetries({
       store,
       jobs,
       // A thread from before projects were kept is the configured project's.
       budget: (projectId) => budgets.agentFor(projectId ?? config.api.projectId),
+      access,
       wake,
       log,
       now,
     }),
     stopWatching: createWatchControl({ store, wake, log, now }),
-    followUpForm: createFollowUpForm({ store, jobs, log, now }),
+    followUpForm: createFollowUpForm({ store, jobs, access, log, now }),
   };
   // Before every listener: refused people and conversations reach none of them.
-  const access = createAccess(config.access);
   registerAccessControl(slack.app, {
     access,
     log,

@@ -1,4 +1,6 @@
+import { ApiError } from './api/errors.ts';
 import { PROJECT_ID } from './config.ts';
+import type { Logger } from './log.ts';
 import { escapeMrkdwn } from './mrkdwn.ts';
 import type { ChannelProject, Store } from './store/types.ts';
 
@@ -6,7 +8,8 @@ import type { ChannelProject, Store } from './store/types.ts';
  * Which docs project a channel works on: the configured one (MINTLIFY_PROJECT_ID), or the
  * one `/agent project <id>` bound it to. Jobs, budgets and `/visitors` in the channel follow
  * it. A project with a key in MINTLIFY_PROJECT_KEYS is called with that key, any other with
- * the organisation's admin key. Knows nothing of Slack beyond the ids it is given.
+ * the organisation's admin key. A binding is made only to a project the agent API knows
+ * (one cheap read first). Knows nothing of Slack beyond the ids it is given.
  */
 export interface ProjectsDeps {
   store: Pick<Store, 'channelProject' | 'bindChannelProject' | 'unbindChannelProject'>;
@@ -15,14 +18,21 @@ export interface ProjectsDeps {
   keyedProjects: readonly string[];
   /** Who may change a binding (ADMIN_USERS). */
   adminUsers: readonly string[];
+  /** Reads the project from the agent API (with its key): rejects with `NotFound` when unknown. */
+  checkProject: (projectId: string) => Promise<void>;
+  log: Logger;
   now?: () => number;
 }
+
+/** Why `/agent project <id>` changed nothing. */
+export type ProjectRefusal = 'not_admin' | 'malformed' | 'unknown_project' | 'check_failed';
 
 /** `/agent project default` (or `reset`) goes back to the configured project. */
 const BACK_TO_DEFAULT = /^(default|reset|none)$/i;
 
 export function createProjects(deps: ProjectsDeps) {
   const now = deps.now ?? Date.now;
+  const log = deps.log.child({ component: 'projects' });
   const keyed = new Set(deps.keyedProjects);
   const admins = new Set(deps.adminUsers);
   const keyNote = (id: string) =>
@@ -54,10 +64,11 @@ export function createProjects(deps: ProjectsDeps) {
   async function change(
     req: { teamId: string; channelId: string; userId: string },
     arg: string,
-  ): Promise<{ changed: boolean; text: string }> {
+  ): Promise<{ changed: boolean; text: string; refused?: ProjectRefusal }> {
     if (!admins.has(req.userId))
       return {
         changed: false,
+        refused: 'not_admin',
         text:
           admins.size === 0
             ? "Only admins can change the project, and none are configured: set `ADMIN_USERS` (Slack user ids) in the bot's environment."
@@ -75,8 +86,11 @@ export function createProjects(deps: ProjectsDeps) {
     if (!PROJECT_ID.test(arg))
       return {
         changed: false,
+        refused: 'malformed',
         text: `\`${escapeMrkdwn(arg.slice(0, 100))}\` is not a project id: use the id from the Mintlify dashboard's API keys page (letters, digits, \`_\` and \`-\`), or \`default\`.`,
       };
+    const unknown = await check(req, arg);
+    if (unknown) return { changed: false, ...unknown };
     await deps.store.bindChannelProject({
       ...req,
       projectId: arg,
@@ -87,6 +101,42 @@ export function createProjects(deps: ProjectsDeps) {
       changed: true,
       text: `This channel now uses project \`${escapeMrkdwn(arg)}\` (${keyNote(arg)}). New jobs, the agent budget and \`/visitors\` here use it; jobs already running stay on their project.`,
     };
+  }
+
+  /**
+   * The project read before a binding: nothing when the API knows it, else what to tell the
+   * admin. An unknown project (404) is said as such; any other failure is said as a failed
+   * check (the project may well exist), with what the API did.
+   */
+  async function check(
+    req: { teamId: string; channelId: string },
+    projectId: string,
+  ): Promise<{ refused: ProjectRefusal; text: string } | undefined> {
+    const started = performance.now();
+    try {
+      await deps.checkProject(projectId);
+      log.info(
+        { projectId, durationMs: Math.round(performance.now() - started) },
+        'project.checked',
+      );
+      return undefined;
+    } catch (err) {
+      const current = `\`${escapeMrkdwn(await forChannel(req.teamId, req.channelId))}\``;
+      const id = `\`${escapeMrkdwn(projectId)}\``;
+      if (err instanceof ApiError && err.kind === 'not_found') {
+        log.info({ projectId }, 'project.unknown');
+        return {
+          refused: 'unknown_project',
+          text: `The agent API does not know project ${id} (it answered 404 Not Found), so this channel stays on ${current}. Check the id on the Mintlify dashboard's API keys page.`,
+        };
+      }
+      const what = err instanceof ApiError ? escapeMrkdwn(err.message) : 'an unexpected error';
+      log.warn({ err, projectId }, 'project.check_failed');
+      return {
+        refused: 'check_failed',
+        text: `I couldn't check project ${id} with the agent API (${what}), so this channel stays on ${current}. Nothing was changed; try again in a minute.`,
+      };
+    }
   }
 
   return { binding, forChannel, describe, change };

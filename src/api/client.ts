@@ -2,7 +2,12 @@ import type { z } from 'zod';
 import type { Budget } from './budget.ts';
 import type { ApiClientOptions, Call, ReadOptions, VisitorsQuery, WriteOptions } from './call.ts';
 import * as insights from './insights-calls.ts';
-import { Job, type VisitorsPage, VisitorsPage as VisitorsPageSchema } from './schemas.ts';
+import {
+  Job,
+  ProjectJobs,
+  type VisitorsPage,
+  VisitorsPage as VisitorsPageSchema,
+} from './schemas.ts';
 import { Transport } from './transport.ts';
 
 export { parseRetryAfter } from './answers.ts';
@@ -161,6 +166,28 @@ export class ApiClient {
       signal: opts.signal,
       retries: opts.retries,
       timeoutMs: opts.timeoutMs,
+    });
+  }
+
+  /**
+   * Whether the agent API knows a project (for `/agent project <id>`): the one read the admin
+   * API scopes to a project alone, its list of jobs (v1, deprecated but documented), asked
+   * for one entry. It spends no agent use (the budget counts creates and messages) and no
+   * analytics request. An unknown project is `NotFound`; one quick retry, a short timeout:
+   * an admin is waiting for the answer.
+   */
+  async checkProject(projectId: string): Promise<void> {
+    await this.#call({
+      operation: 'project.check',
+      method: 'GET',
+      project: projectId,
+      path: `/v1/agent/${encodeURIComponent(projectId)}/jobs`,
+      query: { take: 1 },
+      schema: ProjectJobs,
+      what: 'The project',
+      budget: undefined,
+      retries: 1,
+      timeoutMs: 10_000,
     });
   }
 

@@ -46,6 +46,12 @@ export type VisitorsPage = z.infer<typeof VisitorsPage>;
 export type PageRow = VisitorsPage['visitors'][number];
 
 /** `{error, details[]}`: the 400 body of both APIs. Details may be strings or objects. */
+/**
+ * `GET /v1/agent/{projectId}/jobs`, read only to learn that the project exists: its sessions
+ * are not used, so only the list itself is required of the answer.
+ */
+export const ProjectJobs = z.object({ allSessions: z.array(z.unknown()) });
+
 export const ErrorBody = z.object({
   error: z.string().optional(),
   message: z.string().optional(),

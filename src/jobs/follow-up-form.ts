@@ -1,3 +1,4 @@
+import type { Access } from '../access.ts';
 import type { Logger } from '../log.ts';
 import type { JobThread, Store } from '../store/types.ts';
 import type { FollowUpOutcome } from './ports.ts';
@@ -25,6 +26,9 @@ export function takesFollowUps(t: Pick<JobThread, 'jobId' | 'status'>): boolean 
   return t.jobId !== null && TAKES_FOLLOW_UPS.has(t.status);
 }
 
+/** Why a submission was not recorded: a message for the form, or who may not use the job. */
+export type FormRefusal = { error: string } | { refused: 'user' | 'channel'; channelId: string };
+
 /** A form's follow-up is keyed by its view, as a reply is by its message. */
 export const formKey = (viewId: string) => `view:${viewId}`;
 
@@ -37,6 +41,8 @@ export const formKey = (viewId: string) => `view:${viewId}`;
 export function createFollowUpForm(deps: {
   store: Pick<Store, 'getThread' | 'recordFollowUp' | 'findFollowUp'>;
   jobs: Pick<JobService, 'deliver'>;
+  /** ALLOWED_USERS / ALLOWED_CHANNELS, applied to the stored thread's channel. */
+  access: Pick<Access, 'check'>;
   log: Logger;
   now?: () => number;
 }) {
@@ -65,12 +71,17 @@ export function createFollowUpForm(deps: {
   /**
    * Records a submission; an error (shown in the form, which stays open) when it cannot be.
    * A submission recorded before (Slack sent it again) is fine: it is sent once.
+   * The form names its thread only by id (its metadata is the submitter's to forge, and an
+   * old form outlives a change of the allowlists): who may send it, and where, is decided
+   * on the stored thread's channel, never on anything the payload says.
    */
-  async function record(s: FormFollowUp): Promise<{ error: string } | { ok: true }> {
+  async function record(s: FormFollowUp): Promise<FormRefusal | { ok: true }> {
     const text = s.text.trim();
     if (!text) return { error: 'Write what the agent should do next.' };
     const thread = await store.getThread(s.threadId);
     if (!thread) return { error: UNKNOWN_JOB };
+    const verdict = deps.access.check(s.userId, thread.channelId);
+    if (!verdict.ok) return { refused: verdict.reason, channelId: thread.channelId };
     if (!takesFollowUps(thread))
       return { error: 'This job cannot take a follow-up any more. Start a new one with /agent.' };
     const key = formKey(s.viewId);

@@ -1,3 +1,4 @@
+import type { Access } from '../access.ts';
 import type { Budget } from '../api/budget.ts';
 import type { Logger } from '../log.ts';
 import type { Store } from '../store/types.ts';
@@ -25,13 +26,17 @@ export const UNKNOWN_JOB =
  * starts again (same root, Starting → Working…) through the start's own create path,
  * budget included. One click, one job: the thread is claimed back to 'starting' by one
  * conditional write, so a double click, two people, or two replicas start it once. Anyone
- * who can see the button may click it: it re-sends the requester's own prompt.
+ * who can see the button may click it: it re-sends the requester's own prompt, so the
+ * requester must still be allowed (ALLOWED_USERS, ALLOWED_CHANNELS on the stored channel):
+ * someone removed from the list cannot have their job run by someone still on it.
  */
 export function createRetries(deps: {
   store: Pick<Store, 'getThread' | 'claimRetry'>;
   jobs: Pick<JobService, 'create'>;
   /** The agent budget of a thread's project (null: the configured one). */
   budget?: (projectId: string | null) => Pick<Budget, 'status'>;
+  /** Whether the job's requester may still use the bot in its channel. */
+  access: Pick<Access, 'isAllowed'>;
   wake: Wake;
   log: Logger;
   now?: () => number;
@@ -44,6 +49,10 @@ export function createRetries(deps: {
     if (!thread || thread.channelId !== click.channelId) {
       log.info({ threadId, userId }, 'retry.unknown_thread');
       return UNKNOWN_JOB;
+    }
+    if (!deps.access.isAllowed(thread.userId, thread.channelId)) {
+      log.info({ threadId, userId, requester: thread.userId }, 'retry.requester_refused');
+      return `<@${thread.userId}>, who asked for this job, may no longer use me here, so I did not retry it. Start your own with \`/agent\`.`;
     }
     if (thread.status !== 'start_failed' || !thread.startRetry) {
       log.info({ threadId, userId, status: thread.status }, 'retry.stale');

@@ -206,7 +206,8 @@ async function refuseMessage(
   return ephemeral(threadTs);
 }
 
-function refusalModal(text: string) {
+/** The modal a refused submission turns into: the reason, and a way to close it. */
+export function refusalModal(text: string) {
   return {
     type: 'modal' as const,
     title: { type: 'plain_text' as const, text: 'Docs Agent' },

@@ -1,11 +1,12 @@
 import type { KnownBlock } from '@slack/types';
-import { escapeAndTruncate, link } from '../mrkdwn.ts';
+import { escapeAndTruncate, escapeMrkdwn, link } from '../mrkdwn.ts';
 import { formatRange } from '../reports/range.ts';
 import type { Counts, JobThread, ReportHeadline, ThreadStatus } from '../store/types.ts';
 
 /**
  * The App Home tab, built purely from what the publisher gathered: the person's recent jobs
- * (status, a link to the thread, the PR), the agent budget meter, and the last traffic
+ * (status, a link to the thread, the PR), the agent budget meter of each project those jobs
+ * use (the budget is per project), and the last traffic
  * report's headline. Home views take at most 100 blocks; this stays far below (a few per job,
  * at most HOME_JOBS jobs) and cuts at the limit all the same.
  */
@@ -23,9 +24,18 @@ export interface HomeJob {
   permalink: string | undefined;
 }
 
+/** One project's agent budget, as the meter shows it. */
+export interface ProjectBudget {
+  projectId: string;
+  limit: number;
+  remaining: number;
+  nextSlotAt: number | null;
+}
+
 export interface HomeData {
   jobs: HomeJob[];
-  budget: { limit: number; remaining: number; nextSlotAt: number | null };
+  /** The projects of the person's jobs (the configured one when they have none). */
+  budgets: ProjectBudget[];
   report: ReportHeadline | undefined;
   now: number;
 }
@@ -62,7 +72,7 @@ function slackDate(ms: number, format: string): string {
 export function homeView(d: HomeData): HomeView {
   const blocks: KnownBlock[] = [
     header('Docs Agent'),
-    ...budgetBlocks(d.budget),
+    ...budgetBlocks(d.budgets),
     { type: 'divider' },
     header('Your recent jobs'),
     ...jobBlocks(d.jobs),
@@ -77,18 +87,24 @@ export function homeView(d: HomeData): HomeView {
   return { type: 'home', blocks: blocks.slice(0, HOME_BLOCK_LIMIT) };
 }
 
-/** A ten-step meter of the uses left, then when the next slot opens if none is. */
-export function budgetBlocks(b: HomeData['budget']): KnownBlock[] {
+/**
+ * Per project, a ten-step meter of the uses left, then when the next slot opens if none is.
+ * One section: a person's jobs span at most HOME_JOBS projects, far below 3,000 characters.
+ */
+export function budgetBlocks(budgets: ProjectBudget[]): KnownBlock[] {
+  return [section(budgets.map(budgetLine).join('\n'))];
+}
+
+function budgetLine(b: ProjectBudget): string {
   const steps = 10;
   // Rounded down (one use gone shows), and never empty while a use is left.
   const share = b.limit > 0 ? Math.floor((b.remaining / b.limit) * steps) : 0;
   const filled = b.remaining > 0 ? Math.max(1, share) : 0;
   const meter = `${'▰'.repeat(filled)}${'▱'.repeat(steps - filled)}`;
-  const line =
-    b.nextSlotAt === null
-      ? `*Agent budget:* ${meter} ${b.remaining} of ${b.limit} uses left in the last hour (jobs and follow-ups)`
-      : `*Agent budget:* ${meter} all ${b.limit} uses of the last hour are spent; the next one opens ${slackDate(b.nextSlotAt, 'at {time}')}`;
-  return [section(line)];
+  const label = `*Agent budget of \`${escapeMrkdwn(b.projectId)}\`:*`;
+  return b.nextSlotAt === null
+    ? `${label} ${meter} ${b.remaining} of ${b.limit} uses left in the last hour (jobs and follow-ups)`
+    : `${label} ${meter} all ${b.limit} uses of the last hour are spent; the next one opens ${slackDate(b.nextSlotAt, 'at {time}')}`;
 }
 
 function jobBlocks(jobs: HomeJob[]): KnownBlock[] {

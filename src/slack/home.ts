@@ -7,7 +7,7 @@ import type { Logger } from '../log.ts';
 import type { JobThread, Store } from '../store/types.ts';
 import type { WorkQueue } from '../work-queue.ts';
 import { toChatError } from './chat.ts';
-import { HOME_JOBS, type HomeJob, homeView } from './home-blocks.ts';
+import { HOME_JOBS, type HomeJob, homeView, type ProjectBudget } from './home-blocks.ts';
 
 /**
  * The App Home: published when a person opens the tab, and again when one of their jobs
@@ -27,7 +27,10 @@ export interface HomePublisher {
 export function createHomePublisher(deps: {
   client: Pick<WebClient, 'views' | 'chat'>;
   store: Pick<Store, 'recentThreadsOf' | 'lastReportHeadline'>;
-  budget: Pick<Budget, 'status'>;
+  /** A project's agent budget (it is per project). */
+  agentBudget: (projectId: string) => Pick<Budget, 'status'>;
+  /** MINTLIFY_PROJECT_ID: a thread without a project of its own, and a person with no jobs. */
+  defaultProjectId: string;
   log: Logger;
   debounceMs?: number;
   gapMs?: number;
@@ -63,15 +66,22 @@ export function createHomePublisher(deps: {
     const started = performance.now();
     lastAt.set(userId, Date.now());
     try {
-      const [threads, budget, report] = await Promise.all([
+      const [threads, report] = await Promise.all([
         deps.store.recentThreadsOf(teamId, userId, HOME_JOBS),
-        deps.budget.status(),
         deps.store.lastReportHeadline(),
       ]);
-      const jobs: HomeJob[] = await Promise.all(
-        threads.map(async (thread) => ({ thread, permalink: await permalink(thread) })),
-      );
-      const view = homeView({ jobs, budget, report, now: Date.now() });
+      const [jobs, budgets] = await Promise.all([
+        Promise.all(
+          threads.map(
+            async (thread): Promise<HomeJob> => ({
+              thread,
+              permalink: await permalink(thread),
+            }),
+          ),
+        ),
+        budgetsOf(threads),
+      ]);
+      const view = homeView({ jobs, budgets, report, now: Date.now() });
       await deps.client.views.publish({ user_id: userId, view });
       const durationMs = Math.round(performance.now() - started);
       log.info({ userId, jobs: jobs.length, durationMs }, 'home.published');
@@ -80,6 +90,18 @@ export function createHomePublisher(deps: {
       log.warn({ err: e, userId, code: e.code }, 'home.publish_failed');
       if (e.retryAfterMs !== undefined) schedule(teamId, userId, e.retryAfterMs);
     }
+  }
+
+  /** The budgets of the projects the jobs use, most recent job's first. */
+  function budgetsOf(threads: JobThread[]): Promise<ProjectBudget[]> {
+    const ids = new Set(threads.map((t) => t.projectId ?? deps.defaultProjectId));
+    if (ids.size === 0) ids.add(deps.defaultProjectId);
+    return Promise.all(
+      [...ids].map(async (projectId) => ({
+        projectId,
+        ...(await deps.agentBudget(projectId).status()),
+      })),
+    );
   }
 
   /** One publish at a time, in order. */

@@ -147,6 +147,41 @@ describe('agent jobs', () => {
     expect(api.createdJobs()).toHaveLength(1);
   });
 
+  it('v1 jobs list: a project’s jobs newest first, skip/take checked, 404 for an unknown project', async () => {
+    const first = await createdId();
+    const second = await createdId();
+    api.complete(first, 'https://github.com/acme/docs/pull/1');
+    const all = await call('GET', `/v1/agent/${PROJECT}/jobs`);
+    expect(all.status).toBe(200);
+    expect(JSON.parse(all.text)).toEqual({
+      allSessions: [
+        {
+          sessionId: second,
+          haulted: false,
+          haultReason: 'processing',
+          createdAt: expect.any(String),
+        },
+        {
+          sessionId: first,
+          haulted: true,
+          haultReason: 'completed',
+          pullRequestLink: 'https://github.com/acme/docs/pull/1',
+          createdAt: expect.any(String),
+        },
+      ],
+    });
+    const one = JSON.parse((await call('GET', `/v1/agent/${PROJECT}/jobs?take=1&skip=1`)).text);
+    expect(one.allSessions.map((x: { sessionId: string }) => x.sessionId)).toEqual([first]);
+    const bad = await call('GET', `/v1/agent/${PROJECT}/jobs?take=101`);
+    expect(bad).toMatchObject({ status: 400, json: { details: [{ path: ['take'] }] } });
+    const unknown = await call('GET', '/v1/agent/proj_nope/jobs?take=1');
+    expect(unknown).toMatchObject({ status: 404, json: { error: 'Project not found' } });
+    expect((await call('GET', `/v1/agent/${PROJECT}/jobs`, { key: null })).status).toBe(401);
+    expect((await call('POST', `/v1/agent/${PROJECT}/jobs`)).status).toBe(404);
+    expect(api.requestsTo('jobs')).toHaveLength(5);
+    expect(api.requests.filter((r) => r.kind === 'create')).toHaveLength(2);
+  });
+
   it('omitFields and setJob shape the JSON', async () => {
     const id = await createdId();
     api.omitFields(id, ['prLink', 'archivedAt', 'source.ref']);

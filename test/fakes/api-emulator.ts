@@ -1,16 +1,20 @@
 /**
- * Stateful emulator of Mintlify's background agent API (v2) and visitors analytics export (v1),
- * with fault injection, for integration tests.
+ * Stateful emulator of Mintlify's background agent API (v2, and the v1 list of a project's
+ * jobs) and visitors analytics export (v1), with fault injection, for integration tests.
  *
  * From the official OpenAPI documents (real behaviour):
  * - routes and methods; create answers 201, message and get answer 200, with an AgentJob;
  * - every AgentJob field is optional; `source.ref`, `prLink` and `archivedAt` are nullable;
  * - create/message 400 and 429 use the Error schema `{error}`; get/message 404 likewise;
+ * - `GET /v1/agent/{projectId}/jobs` (deprecated, still documented): `skip` >= 0 (default 0),
+ *   `take` 1..100 (default 12), 200 `{allSessions: [...]}`, newest first; the project's jobs
+ *   as sessions (`sessionId`, `haulted`, `haultReason`, `pullRequestLink`, `createdAt`);
  * - visitors: limit 1..250 (default 50), offset >= 0 (default 0), dates YYYY-MM-DD or ISO 8601,
  *   dateTo exclusive, 400 body `{error, details: [{message}]}`, `total` deduplicated.
  * Our assumptions (undocumented):
  * - 401 `{error:'Unauthorized'}`, 403 for read-only keys on POST, 404 `{error:'Project not found'}`
- *   (the admin spec lists none of these for the agent routes);
+ *   (the admin spec lists none of these for the agent routes), on the v1 jobs list too; a bad
+ *   `skip`/`take` there is 400 `{error:'Invalid request', details}` like the v2 routes;
  * - agent 400 bodies carry zod-style `details: [{path, message}]` (the admin Error schema only
  *   declares `error`); a message to an archived job is 400 (the spec lists no 409);
  * - a follow-up makes the job `active` again but keeps `prLink` (the follow-up lands on the same PR);
@@ -46,7 +50,7 @@ export interface EmulatedJob extends AgentJob {
 }
 export type JobField = keyof AgentJob | 'source.repository' | 'source.ref';
 
-export type RequestKind = 'create' | 'message' | 'get' | 'visitors' | InsightsKind;
+export type RequestKind = 'create' | 'message' | 'get' | 'jobs' | 'visitors' | InsightsKind;
 export type Fault =
   /** Status faults answer before auth and validation, like a gateway. `tookEffect`: the backend
    * acted before the gateway failed (default: it did not). */
@@ -431,6 +435,8 @@ export class ApiEmulator {
     const insight = v === 'v1' && area === 'analytics' ? insightsKind(seg.slice(3)) : undefined;
     if (insight)
       return method === 'GET' ? { kind: insight, projectId, jobId: undefined } : undefined;
+    if (v === 'v1' && area === 'agent' && seg.length === 4 && job === 'jobs')
+      return method === 'GET' ? { kind: 'jobs', projectId, jobId: undefined } : undefined;
     if (v !== 'v2' || area !== 'agent' || job !== 'job') return undefined;
     if (seg.length === 4 && method === 'POST') return { kind: 'create', projectId, jobId };
     if (seg.length === 5 && method === 'GET') return { kind: 'get', projectId, jobId };
@@ -468,7 +474,14 @@ export class ApiEmulator {
     const defaults: Record<number, unknown> = {
       401: { error: 'Unauthorized' },
       403: { error: 'Forbidden' },
-      404: { error: kind === 'visitors' || isInsightsKind(kind) ? 'Not found' : 'Job not found' },
+      404: {
+        error:
+          kind === 'visitors' || isInsightsKind(kind)
+            ? 'Not found'
+            : kind === 'jobs'
+              ? 'Project not found'
+              : 'Job not found',
+      },
       500: { error: 'Internal server error' },
       // Gateways answer 502/503 with their own HTML page, not the API's JSON.
       502: '<html><body><h1>502 Bad Gateway</h1></body></html>',
@@ -481,6 +494,7 @@ export class ApiEmulator {
     if (isInsightsKind(kind)) return insightsWrongShape(kind);
     if (kind === 'visitors')
       return { totals: { human: '12', ai: null }, visitors: {}, hasMore: 'no' };
+    if (kind === 'jobs') return { allSessions: 'none' };
     return { ...(body as object), status: 'exploded', source: 'github' };
   }
 
@@ -511,6 +525,7 @@ export class ApiEmulator {
     if (route.kind === 'visitors') {
       return this.visitors(url.searchParams, fault !== undefined && 'shiftOrder' in fault);
     }
+    if (route.kind === 'jobs') return this.sessions(route.projectId, url.searchParams);
 
     const found = route.jobId === undefined ? undefined : this.jobs.get(route.jobId);
     const inProject =
@@ -556,6 +571,37 @@ export class ApiEmulator {
       archivedAt: null,
       messages: [prompt],
     };
+  }
+
+  /** `GET /v1/agent/{projectId}/jobs`: the project's jobs as v1 sessions, newest first. */
+  private sessions(projectId: string, q: URLSearchParams): Reply {
+    const details: { path: string[]; message: string }[] = [];
+    const int = (name: string, def: number, min: number, max: number): number => {
+      const s = q.get(name);
+      if (s === null) return def;
+      const n = /^\d+$/.test(s) ? Number(s) : Number.NaN;
+      if (n >= min && n <= max) return n;
+      details.push({
+        path: [name],
+        message: `${name} must be an integer between ${min} and ${max}`,
+      });
+      return def;
+    };
+    const skip = int('skip', 0, 0, Number.MAX_SAFE_INTEGER);
+    const take = int('take', 12, 1, 100);
+    if (details.length > 0) return invalid(details);
+    const mine = [...this.jobs.values()]
+      .filter((j) => (this.jobProject.get(j.id) ?? this.opts.projectId) === projectId)
+      .reverse();
+    const allSessions = mine.slice(skip, skip + take).map((j) => ({
+      sessionId: j.id,
+      haulted: j.status !== 'active',
+      haultReason:
+        j.status === 'active' ? 'processing' : j.status === 'completed' ? 'completed' : 'error',
+      ...(j.prLink ? { pullRequestLink: j.prLink } : {}),
+      createdAt: j.createdAt,
+    }));
+    return { status: 200, body: { allSessions } };
   }
 
   /** The job's JSON as sent: no `messages`, minus omitted fields. */

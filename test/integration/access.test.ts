@@ -121,7 +121,7 @@ describe('access control (ALLOWED_USERS, ALLOWED_CHANNELS)', () => {
       team: { id: 'T0001' },
       channel: { id: CHANNEL },
       response_url: responseUrl,
-      actions: [{ action_id: 'retry', block_id: 'b', type: 'button', value: '1' }],
+      actions: [{ action_id: 'job_retry', block_id: 'job_actions', type: 'button', value: '1' }],
       trigger_id: '1.2.3',
       api_app_id: 'A0001',
       token: 'x',
@@ -137,7 +137,7 @@ describe('access control (ALLOWED_USERS, ALLOWED_CHANNELS)', () => {
       view: {
         id: 'V1',
         type: 'modal',
-        callback_id: 'follow_up',
+        callback_id: 'job_follow_up_form',
         private_metadata: JSON.stringify({ channelId: CHANNEL }),
         state: { values: {} },
       },

@@ -1,6 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { CHANNEL, Harness, PROJECT, SECRETS, USER } from '../helpers/harness.ts';
 import { eventually } from '../helpers/net.ts';
+import { eventCallback } from '../helpers/slack-requests.ts';
 
 const ADMIN = 'UADMIN01';
 const OTHER = 'proj_handbook';
@@ -37,6 +38,15 @@ describe('/agent project', () => {
     expect(await ask(`project ${OTHER}`, { user: ADMIN })).toContain(
       `This channel now uses project \`${OTHER}\` (with its own API key)`,
     );
+    // Checked first with one cheap read, with the project's own key.
+    expect(h.api.requestsTo('jobs')).toEqual([
+      expect.objectContaining({
+        path: `/v1/agent/${OTHER}/jobs`,
+        query: { take: '1' },
+        authorization: `Bearer ${OTHER_KEY}`,
+        status: 200,
+      }),
+    ]);
     expect(await ask('project')).toMatch(
       new RegExp(
         `uses project \`${OTHER}\` \\(with its own API key\\), set by <@${ADMIN}> on <!date\\^\\d+\\^\\{date_short\\}\\|\\d{4}-\\d\\d-\\d\\d>`,
@@ -105,9 +115,82 @@ describe('/agent project', () => {
       `back on the default project \`${PROJECT}\``,
     );
     expect(await ask('project reset', { user: ADMIN })).toContain('already uses the default');
-    expect(h.api.requests).toHaveLength(0);
+    // Only the admin's binding read the project; the refused ones and the resets read nothing.
+    expect(h.api.requests.map((r) => [r.kind, r.path])).toEqual([
+      ['jobs', `/v1/agent/${OTHER}/jobs`],
+    ]);
     expect(h.slack.callsTo('chat.postMessage')).toHaveLength(0);
     expect(h.logs).toContain('command.project_change');
+  });
+
+  it('refuses a project the agent API does not know, and leaves the channel as it was', async () => {
+    const answer = await ask('project proj_typo', { user: ADMIN });
+    expect(answer).toContain('The agent API does not know project `proj_typo`');
+    expect(answer).toContain(`this channel stays on \`${PROJECT}\``);
+    expect(h.api.requestsTo('jobs')).toEqual([
+      expect.objectContaining({ path: '/v1/agent/proj_typo/jobs', status: 404 }),
+    ]);
+    expect(await ask('project')).toContain(`uses the default project \`${PROJECT}\``);
+    const store = await h.openStore();
+    expect(await store.channelProject('T0001', CHANNEL)).toBeUndefined();
+    await store.close();
+    // The next job goes to the project the channel still uses, not to the typo.
+    await h.command('Add a handbook page');
+    await eventually(() => h.api.requestsTo('create').length === 1, 'the job');
+    expect(h.api.requestsTo('create')[0]?.path).toBe(`/v2/agent/${PROJECT}/job`);
+    expect(h.logLines().filter((l) => l.msg === 'command.project_change')).toEqual([
+      expect.objectContaining({ changed: false, refused: 'unknown_project' }),
+    ]);
+  });
+
+  it('says an API error during the check is one, not an unknown project, and binds nothing', async () => {
+    await ask(`project ${OTHER}`, { user: ADMIN });
+    h.api.inject('jobs', { status: 503 }, 2);
+    const answer = await ask('project proj_blog', { user: ADMIN });
+    expect(answer).toContain(
+      "I couldn't check project `proj_blog` with the agent API (The Mintlify API answered 503)",
+    );
+    expect(answer).toContain(`this channel stays on \`${OTHER}\``);
+    expect(answer).not.toContain('does not know');
+    expect(await ask('project')).toContain(`uses project \`${OTHER}\``);
+    expect(h.logLines().some((l) => l.msg === 'project.check_failed')).toBe(true);
+    // Once the API answers again, the same binding goes through.
+    expect(await ask('project proj_blog', { user: ADMIN })).toContain(
+      'This channel now uses project `proj_blog`',
+    );
+  });
+
+  it("shows on the App Home the budgets of the projects the person's jobs use", async () => {
+    await ask('project proj_blog', { user: ADMIN });
+    const store = await h.openStore();
+    for (let i = 0; i < 5; i++)
+      await store.takeBudgetSlot('agent:proj_blog', Date.now(), 3_600_000, 100);
+    await store.close();
+    await h.startJob('Blog post about the release');
+    await h.command('Fix a typo', { channel: DOCS_CHANNEL });
+    await eventually(() => h.api.requestsTo('create').length === 2, 'the second job');
+    const home = async (user: string) => {
+      await h.deliverEvent(
+        eventCallback({ type: 'app_home_opened', user, channel: 'D0001', tab: 'home' }),
+      );
+      return eventually(() => {
+        const view = JSON.stringify(h.slack.homeViews.get(user) ?? null);
+        return (
+          view.includes('Agent budget') && view.includes('Fix a typo') === (user === USER) && view
+        );
+      }, `${user}'s Home`);
+    };
+    // Newest job's project first: the default one (the typo fix), then the bound one.
+    const mine = await home(USER);
+    expect(mine).toMatch(
+      new RegExp(
+        `Agent budget of \`${PROJECT}\`:\\* [▰▱]+ 99 of 100 uses left.*\\\\n\\*Agent budget of \`proj_blog\`:\\* [▰▱]+ 94 of 100 uses left`,
+      ),
+    );
+    // Someone without jobs sees the configured project's budget.
+    const theirs = await home('U0003');
+    expect(theirs).toContain(`Agent budget of \`${PROJECT}\`:* ▰▰▰▰▰▰▰▰▰▱ 99 of 100 uses left`);
+    expect(theirs).not.toContain('proj_blog');
   });
 
   it("makes /agent doctor check the channel's own project, with its own key", async () => {

@@ -18,7 +18,9 @@ describe('homeView', () => {
   it('caps the jobs, stays within the 100-block limit of a view, and escapes prompts', () => {
     const v = homeView({
       jobs: Array.from({ length: 60 }, (_, i) => job(i)),
-      budget: { limit: 100, remaining: 0, nextSlotAt: 1_767_000_060_000 },
+      budgets: [
+        { projectId: 'proj_docs', limit: 100, remaining: 0, nextSlotAt: 1_767_000_060_000 },
+      ],
       report: undefined,
       now: 1_767_000_000_000,
     });
@@ -32,13 +34,15 @@ describe('homeView', () => {
     expect(text).not.toContain('<https://evil.example|click>');
   });
 
-  it('shows the meter, and when the next slot opens once the budget is spent', () => {
-    const spent = JSON.stringify(
-      budgetBlocks({ limit: 100, remaining: 0, nextSlotAt: 1_767_000_060_000 }),
-    );
-    expect(spent).toContain('▱▱▱▱▱▱▱▱▱▱ all 100 uses of the last hour are spent');
+  it('shows a meter per project, and when the next slot opens once a budget is spent', () => {
+    const blocks = budgetBlocks([
+      { projectId: 'proj_docs', limit: 100, remaining: 0, nextSlotAt: 1_767_000_060_000 },
+      { projectId: 'proj_blog', limit: 100, remaining: 3, nextSlotAt: null },
+    ]);
+    expect(blocks).toHaveLength(1);
+    const [spent, low] = ((blocks[0] as { text: { text: string } }).text.text ?? '').split('\n');
+    expect(spent).toContain('Agent budget of `proj_docs`:* ▱▱▱▱▱▱▱▱▱▱ all 100 uses');
     expect(spent).toContain('<!date^1767000060^at {time}|');
-    const low = JSON.stringify(budgetBlocks({ limit: 100, remaining: 3, nextSlotAt: null }));
-    expect(low).toContain('▰▱▱▱▱▱▱▱▱▱ 3 of 100 uses left');
+    expect(low).toContain('Agent budget of `proj_blog`:* ▰▱▱▱▱▱▱▱▱▱ 3 of 100 uses left');
   });
 });

@@ -5,11 +5,13 @@ import type {
   SlackViewMiddlewareArgs,
 } from '@slack/bolt';
 import { z } from 'zod';
+import { refusalText } from '../../access.ts';
 import type { Inflight } from '../../inflight.ts';
 import type { FollowUpForm } from '../../jobs/follow-up-form.ts';
 import type { ButtonAnswer, ButtonClick } from '../../jobs/retry.ts';
 import type { Logger } from '../../log.ts';
 import type { WorkLanes } from '../../work-queue.ts';
+import { refusalModal } from '../access-middleware.ts';
 import { ACTIONS, FOLLOW_UP_INPUT, FOLLOW_UP_VIEW, followUpModal } from '../action-blocks.ts';
 import { readJson } from '../json-value.ts';
 
@@ -135,6 +137,15 @@ export function registerActions(
       log.error({ err, threadId: sub.threadId }, 'form.record_failed');
       return { error: NOT_RECORDED };
     });
+    if ('refused' in recorded) {
+      // Logged as the access middleware logs its refusals: one event for every surface.
+      const { refused: reason, channelId } = recorded;
+      log.info(
+        { surface: 'view', userId: user.id, channelId, threadId: sub.threadId, reason, told: true },
+        'access.refused',
+      );
+      return args.ack({ response_action: 'update', view: refusalModal(refusalText(reason)) });
+    }
     if ('error' in recorded) {
       log.info({ threadId: sub.threadId, userId: user.id, why: recorded.error }, 'form.refused');
       return fail(recorded.error);

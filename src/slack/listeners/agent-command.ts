@@ -73,7 +73,7 @@ export function registerAgentCommand(
       const reply = async () => {
         if (!arg) return tell(await deps.projects.describe(team_id, channel_id));
         const r = await deps.projects.change(who, arg);
-        log.info({ ...who, changed: r.changed }, 'command.project_change');
+        log.info({ ...who, changed: r.changed, refused: r.refused }, 'command.project_change');
         await tell(r.text);
       };
       if (!deps.work.answers.offer('command.project', reply)) await reply();
