@@ -1,5 +1,6 @@
 import type { Logger as BoltLogger, LogLevel as BoltLogLevel } from '@slack/bolt';
 import { type DestinationStream, type Logger, pino } from 'pino';
+import type { Config } from './config.ts';
 
 export type { Logger } from 'pino';
 
@@ -11,7 +12,46 @@ const SECRET_PATTERNS = [
 ];
 const REDACTED = '[redacted]';
 
-/** Replaces configured secret values and anything shaped like a Slack or Mintlify token. */
+/** A query parameter whose value is a secret: `password`, `sslpassword`, `token`, `api_key`… */
+const SECRET_PARAM =
+  '[A-Za-z_.-]*(?i:pass|pwd|secret|token|key|auth|credential|signature)[A-Za-z_.-]*';
+
+/**
+ * The secret-bearing parts of any URL in a text, matched alone (lookbehinds keep the rest):
+ * a secret-named query parameter's value (`?password=…`, `&sslpassword=…`), and the
+ * password of `scheme://user:password@host`, up to the last `@` before the host (a password
+ * pasted unencoded may hold an `@` itself).
+ */
+const URL_SECRET_PATTERNS = [
+  `(?<=[?&;]${SECRET_PARAM}=)[^&#\\s"'<>]+`,
+  `(?<=\\b[A-Za-z][A-Za-z0-9+.-]*://[^\\s:/?#@"'<>]*:)[^\\s/?#"'<>]+(?=@[^\\s@/?#"'<>]*(?:[:/?#\\s"'<>]|$))`,
+];
+
+/** A URL (or any text) with every secret-bearing part replaced by `mask`. */
+export function maskUrlSecrets(text: string, mask = '***'): string {
+  return text.replace(new RegExp(URL_SECRET_PATTERNS.join('|'), 'g'), mask);
+}
+
+/**
+ * The secret values a URL carries (its password, secret-named query parameters), raw and
+ * decoded, so that a log line holding one alone is scrubbed too.
+ */
+export function urlSecrets(url: string): string[] {
+  const found = url.match(new RegExp(URL_SECRET_PATTERNS.join('|'), 'g')) ?? [];
+  return found.flatMap((raw) => {
+    try {
+      const decoded = decodeURIComponent(raw);
+      return decoded === raw ? [raw] : [raw, decoded];
+    } catch {
+      return [raw];
+    }
+  });
+}
+
+/**
+ * Replaces configured secret values, anything shaped like a Slack or Mintlify token, and the
+ * secret parts of any URL (a `?password=` query included).
+ */
 export function makeScrubber(secrets: readonly (string | undefined)[]): (text: string) => string {
   // Short values would redact ordinary words; real secrets are long. Longest first, so a
   // secret that contains another is replaced whole.
@@ -20,7 +60,10 @@ export function makeScrubber(secrets: readonly (string | undefined)[]): (text: s
     .sort((a, b) => b.length - a.length)
     .map((s) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'));
   // One pass over each string: every log line's every field goes through here.
-  const any = new RegExp([...exact, ...SECRET_PATTERNS.map((p) => p.source)].join('|'), 'g');
+  const any = new RegExp(
+    [...exact, ...SECRET_PATTERNS.map((p) => p.source), ...URL_SECRET_PATTERNS].join('|'),
+    'g',
+  );
   return (text) => text.replace(any, REDACTED);
 }
 
@@ -38,6 +81,20 @@ function scrubDeep(value: unknown, scrub: (s: string) => string, depth = 0): unk
   const out: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(value)) out[k] = scrubDeep(v, scrub, depth + 1);
   return out;
+}
+
+/** Every secret the configuration holds: tokens, keys, and the database URL's secret parts. */
+export function configSecrets(
+  config: Pick<Config, 'slack' | 'api' | 'databaseUrl'>,
+): (string | undefined)[] {
+  return [
+    config.slack.botToken,
+    config.slack.appToken,
+    config.slack.signingSecret,
+    config.api.key,
+    ...Object.values(config.api.projectKeys),
+    ...urlSecrets(config.databaseUrl),
+  ];
 }
 
 export interface LogOptions {
