@@ -12,24 +12,34 @@ const SECRET_PATTERNS = [
 ];
 const REDACTED = '[redacted]';
 
+/** `pass` → `[Pp][Aa][Ss][Ss]`: cheaper than a case-insensitive group in a hot regex. */
+const anyCase = (word: string) => [...word].map((c) => `[${c.toUpperCase()}${c}]`).join('');
+
 /** A query parameter whose value is a secret: `password`, `sslpassword`, `token`, `api_key`… */
-const SECRET_PARAM =
-  '[A-Za-z_.-]*(?i:pass|pwd|secret|token|key|auth|credential|signature)[A-Za-z_.-]*';
+const SECRET_PARAM = `[A-Za-z_.-]*(?:${['pass', 'pwd', 'secret', 'token', 'key', 'auth', 'credential', 'signature'].map(anyCase).join('|')})[A-Za-z_.-]*`;
 
 /**
- * The secret-bearing parts of any URL in a text, matched alone (lookbehinds keep the rest):
- * a secret-named query parameter's value (`?password=…`, `&sslpassword=…`), and the
- * password of `scheme://user:password@host`, up to the last `@` before the host (a password
- * pasted unencoded may hold an `@` itself).
+ * The secret-bearing parts of any URL in a text, each after a group that is kept: a
+ * secret-named query parameter's value (`?password=…`, `&sslpassword=…`), and the password
+ * of `scheme://user:password@host`, up to the last `@` before the host (a password pasted
+ * unencoded may hold an `@` itself). Each starts with a fixed character (`?&;`, `:`), which
+ * lets the engine skip most positions: the scrubber runs this on every string it logs.
  */
-const URL_SECRET_PATTERNS = [
-  `(?<=[?&;]${SECRET_PARAM}=)[^&#\\s"'<>]+`,
-  `(?<=\\b[A-Za-z][A-Za-z0-9+.-]*://[^\\s:/?#@"'<>]*:)[^\\s/?#"'<>]+(?=@[^\\s@/?#"'<>]*(?:[:/?#\\s"'<>]|$))`,
-];
+const URL_SECRETS = new RegExp(
+  [
+    `([?&;]${SECRET_PARAM}=)[^&#\\s"'<>]+`,
+    `(://[^\\s:/?#@"'<>]*:)[^\\s/?#"'<>]+(?=@[^\\s@/?#"'<>]*(?:[:/?#\\s"'<>]|$))`,
+  ].join('|'),
+  'g',
+);
 
 /** A URL (or any text) with every secret-bearing part replaced by `mask`. */
 export function maskUrlSecrets(text: string, mask = '***'): string {
-  return text.replace(new RegExp(URL_SECRET_PATTERNS.join('|'), 'g'), mask);
+  if (!text.includes('=') && !text.includes('://')) return text;
+  return text.replace(
+    URL_SECRETS,
+    (_all, query?: string, userinfo?: string) => `${query ?? userinfo}${mask}`,
+  );
 }
 
 /**
@@ -37,7 +47,7 @@ export function maskUrlSecrets(text: string, mask = '***'): string {
  * decoded, so that a log line holding one alone is scrubbed too.
  */
 export function urlSecrets(url: string): string[] {
-  const found = url.match(new RegExp(URL_SECRET_PATTERNS.join('|'), 'g')) ?? [];
+  const found = [...url.matchAll(URL_SECRETS)].map((m) => m[0].slice((m[1] ?? m[2] ?? '').length));
   return found.flatMap((raw) => {
     try {
       const decoded = decodeURIComponent(raw);
@@ -59,12 +69,9 @@ export function makeScrubber(secrets: readonly (string | undefined)[]): (text: s
     .filter((s): s is string => typeof s === 'string' && s.length >= 8)
     .sort((a, b) => b.length - a.length)
     .map((s) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'));
-  // One pass over each string: every log line's every field goes through here.
-  const any = new RegExp(
-    [...exact, ...SECRET_PATTERNS.map((p) => p.source), ...URL_SECRET_PATTERNS].join('|'),
-    'g',
-  );
-  return (text) => text.replace(any, REDACTED);
+  // One pass over each string for the tokens: every log line's every field goes through here.
+  const any = new RegExp([...exact, ...SECRET_PATTERNS.map((p) => p.source)].join('|'), 'g');
+  return (text) => maskUrlSecrets(text.replace(any, REDACTED), REDACTED);
 }
 
 function scrubDeep(value: unknown, scrub: (s: string) => string, depth = 0): unknown {
