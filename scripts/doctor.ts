@@ -7,8 +7,8 @@ import { ApiClient } from '../src/api/client.ts';
 import { createBudgets } from '../src/budgets.ts';
 import { loadConfig } from '../src/config.ts';
 import { allPassed, formatChecks, runDoctor } from '../src/doctor.ts';
-import { configSecrets, doctorPorts, redactSecrets } from '../src/doctor-wiring.ts';
-import { createLogger } from '../src/log.ts';
+import { API_COST, doctorPorts, redactSecrets } from '../src/doctor-wiring.ts';
+import { configSecrets, createLogger } from '../src/log.ts';
 import { openStore } from '../src/store/open.ts';
 import type { Store } from '../src/store/types.ts';
 
@@ -39,6 +39,7 @@ const checkApi = async () => {
     ...(store ? { budgets: createBudgets(config, store) } : {}),
   });
   await api.checkAccess();
+  return API_COST;
 };
 
 console.log('Docs Agent doctor');

@@ -20,7 +20,7 @@ import { schedulerPacer } from './jobs/root-pacer.ts';
 import { createJobService } from './jobs/service.ts';
 import { createJobStatus } from './jobs/status.ts';
 import { createLiveness, type Liveness } from './liveness.ts';
-import { createLogger, type Logger } from './log.ts';
+import { configSecrets, createLogger, type Logger } from './log.ts';
 import { createMetrics, type Metrics } from './metrics.ts';
 import { probeEndpoints } from './probes.ts';
 import { createProjects } from './projects.ts';
@@ -83,14 +83,7 @@ export interface Bot {
 export async function startBot(config: Config, opts: BotOptions = {}): Promise<Bot> {
   const log = createLogger({
     level: config.logLevel,
-    secrets: [
-      config.slack.botToken,
-      config.slack.appToken,
-      config.slack.signingSecret,
-      config.api.key,
-      ...Object.values(config.api.projectKeys),
-      databasePassword(config.databaseUrl),
-    ],
+    secrets: configSecrets(config),
     ...(opts.logDestination ? { destination: opts.logDestination } : {}),
   });
   const teardown = createTeardown(log, config.shutdownTimeoutMs);
@@ -280,6 +273,7 @@ async function assemble(config: Config, opts: BotOptions, log: Logger, teardown:
     checkApi: (projectId) => api.checkAccess(projectId),
     projectFor: (teamId, channelId) => projects.forChannel(teamId, channelId),
     ping: () => store.ping(),
+    now,
   });
   registerListeners(slack.app, {
     jobs,
@@ -369,14 +363,4 @@ function apiSettings(config: Config, opts: BotOptions) {
     ...(opts.apiRetry ? { retry: opts.apiRetry } : {}),
     ...(opts.apiTimeoutMs ? { timeoutMs: opts.apiTimeoutMs } : {}),
   };
-}
-
-/** The password in a postgres:// URL is a secret like the tokens: never logged. */
-function databasePassword(url: string): string | undefined {
-  if (!/^postgres(ql)?:/.test(url)) return undefined;
-  try {
-    return decodeURIComponent(new URL(url).password) || undefined;
-  } catch {
-    return undefined;
-  }
 }

@@ -1,6 +1,8 @@
 import { readFileSync } from 'node:fs';
+import { BudgetExhausted } from './api/errors.ts';
 import type { Config } from './config.ts';
-import { allPassed, type DoctorPorts, formatChecks, runDoctor } from './doctor.ts';
+import { allPassed, type DoctorPorts, formatChecks, runDoctor, StaleApiCheck } from './doctor.ts';
+import { configSecrets, maskUrlSecrets } from './log.ts';
 import { readManifestScopes } from './manifest.ts';
 import { escapeMrkdwn } from './mrkdwn.ts';
 import { slackDoctorProbe } from './slack/doctor-probe.ts';
@@ -11,7 +13,8 @@ import { slackDoctorProbe } from './slack/doctor-probe.ts';
  */
 export function doctorPorts(o: {
   config: Config;
-  checkApi: () => Promise<void>;
+  /** Resolves with what the check cost (`API_COST` when it asked the API). */
+  checkApi: () => Promise<string>;
   database: () => Promise<string>;
   nodeVersion?: string;
   /** The project checked (a channel's bound one); the configured one by default. */
@@ -25,13 +28,15 @@ export function doctorPorts(o: {
     openConnection: slack.openConnection,
     manifestScopes: () => readManifestScopes(),
     checkApi: o.checkApi,
-    apiCost:
-      'one analytics request of the 100 an hour; no agent use. Checked by reading a day of visitors',
     projectId: o.projectId ?? o.config.api.projectId,
     database: o.database,
     databaseLabel: databaseLabel(o.config.databaseUrl),
   };
 }
+
+/** What one API check costs, said on its line. */
+export const API_COST =
+  'one analytics request of the 100 an hour; no agent use. Checked by reading a day of visitors';
 
 /** The major version package.json's `engines.node` asks for (`>=24` → 24). */
 function requiredNode(): number {
@@ -45,16 +50,12 @@ function requiredNode(): number {
   }
 }
 
-/** A database URL fit to show: a postgres:// password is hidden. */
+/**
+ * A database URL fit to show: every secret-bearing part (the password, a `?password=` or
+ * `sslpassword=` query value, tokens) shows as `***`.
+ */
 export function databaseLabel(url: string): string {
-  if (!/^postgres(ql)?:/.test(url)) return url;
-  try {
-    const u = new URL(url);
-    if (u.password) u.password = '***';
-    return u.toString();
-  } catch {
-    return 'postgres://… (unparseable URL)';
-  }
+  return maskUrlSecrets(url);
 }
 
 /** Any secret that still slipped into a line is blanked before it is shown. */
@@ -63,49 +64,124 @@ export function redactSecrets(lines: string[], secrets: (string | undefined)[]):
   return lines.map((l) => known.reduce((acc, s) => acc.split(s).join('[redacted]'), l));
 }
 
-export function configSecrets(config: Config): (string | undefined)[] {
-  let password: string | undefined;
-  try {
-    password = /^postgres/.test(config.databaseUrl)
-      ? decodeURIComponent(new URL(config.databaseUrl).password) || undefined
-      : undefined;
-  } catch {
-    password = undefined;
-  }
-  return [
-    config.slack.botToken,
-    config.slack.appToken,
-    config.slack.signingSecret,
-    config.api.key,
-    ...Object.values(config.api.projectKeys),
-    password,
-  ];
-}
+/** How often the running bot's doctor may spend an analytics request on its API check. */
+export const API_PROBE_EVERY_MS = 10 * 60_000;
+
+type Outcome = { ok: true } | { ok: false; err: unknown };
 
 /**
- * `/agent doctor`: the running bot's checks, as one mrkdwn answer for the person asking. The
- * API check reads the project of the channel it was asked in (`/agent project`).
+ * The running bot's API check, at most one request per `everyMs` in this process, whoever
+ * asks and however often: `/agent doctor` is open to everyone allowed, and each request
+ * spends one of the organisation's 100 analytics requests an hour that the reports share.
+ * Runs within the window get the last probe's result, said as such (runs at the same time
+ * share the one request in flight); a project other than the one probed is not checked
+ * until the window ends. A probe the budget refused spent nothing and is not kept.
+ */
+export function probeOncePer(o: {
+  everyMs: number;
+  now: () => number;
+  probe: (projectId: string) => Promise<void>;
+}): (projectId: string) => Promise<string> {
+  let last: { projectId: string; at: number; outcome: Promise<Outcome> } | undefined;
+  const minutes = Math.round(o.everyMs / 60_000);
+  return async (projectId) => {
+    const t = o.now();
+    if (!last || t - last.at >= o.everyMs || t < last.at) {
+      const entry = {
+        projectId,
+        at: t,
+        outcome: o.probe(projectId).then(
+          (): Outcome => ({ ok: true }),
+          (err: unknown): Outcome => ({ ok: false, err }),
+        ),
+      };
+      last = entry;
+      const r = await entry.outcome;
+      if (!r.ok && r.err instanceof BudgetExhausted && last === entry) last = undefined;
+      if (r.ok) return API_COST;
+      throw r.err;
+    }
+    const entry = last;
+    const nextAt = new Date(entry.at + o.everyMs);
+    const age =
+      t - entry.at < 60_000
+        ? 'under a minute ago'
+        : `${Math.floor((t - entry.at) / 60_000)} min ago`;
+    if (entry.projectId !== projectId)
+      throw new StaleApiCheck(
+        undefined,
+        `the API was last probed ${age}, for another project (at most once every ${minutes} minutes, to spare the analytics budget)`,
+        nextAt,
+      );
+    const r = await entry.outcome;
+    const note = `result of the probe ${age}; the API is probed at most once every ${minutes} minutes`;
+    if (r.ok) return note;
+    if (r.err instanceof BudgetExhausted) throw r.err;
+    throw new StaleApiCheck(r.err, note, nextAt);
+  };
+}
+
+/** Who asked for the doctor, and where. */
+export interface DoctorAsker {
+  teamId: string;
+  channelId: string;
+  userId: string;
+}
+
+export interface DoctorAnswer {
+  text: string;
+  /** Whether the asker got the full report (an admin). */
+  full: boolean;
+  failed: number;
+}
+
+export type SlackDoctor = (who: DoctorAsker) => Promise<DoctorAnswer>;
+
+/**
+ * `/agent doctor` (and `doctor` in a mention or DM): the running bot's checks, as one mrkdwn
+ * answer for the person asking. The API check reads the project of the conversation it was
+ * asked in (`/agent project`), through `probeOncePer`. The full report names hosts, paths and
+ * the workspace: only people in ADMIN_USERS get it; anyone else gets one health line.
  */
 export function slackDoctor(o: {
   config: Config;
   checkApi: (projectId: string) => Promise<void>;
   projectFor: (teamId: string, channelId: string) => Promise<string>;
   ping: () => Promise<void>;
-}): (teamId: string, channelId: string) => Promise<string> {
-  return async (teamId, channelId) => {
-    const database = async () => {
-      await o.ping();
-      return 'answers; schema migrated to the latest version at start';
-    };
-    const projectId = await o.projectFor(teamId, channelId);
-    const checkApi = () => o.checkApi(projectId);
+  now?: () => number;
+}): SlackDoctor {
+  const admins = new Set(o.config.adminUsers);
+  const probe = probeOncePer({
+    everyMs: API_PROBE_EVERY_MS,
+    now: o.now ?? Date.now,
+    probe: o.checkApi,
+  });
+  const database = async () => {
+    await o.ping();
+    return 'answers; schema migrated to the latest version at start';
+  };
+  return async (who) => {
+    const projectId = await o.projectFor(who.teamId, who.channelId);
+    const checkApi = () => probe(projectId);
     const checks = await runDoctor(
       doctorPorts({ config: o.config, checkApi, database, projectId }),
     );
+    const failed = checks.filter((c) => !c.ok).length;
+    if (!admins.has(who.userId))
+      return { text: healthLine(failed, admins.size > 0), full: false, failed };
     const lines = redactSecrets(formatChecks(checks), configSecrets(o.config)).map(escapeMrkdwn);
     const verdict = allPassed(checks)
       ? 'All checks passed.'
       : 'Some checks failed: each ✗ line says how to fix it (`npm run doctor` runs the same checks on the server).';
-    return ['*Doctor*', ...lines, verdict].join('\n');
+    return { text: ['*Doctor*', ...lines, verdict].join('\n'), full: true, failed };
   };
+}
+
+/** What someone not in ADMIN_USERS is told: how many checks failed, and nothing of the setup. */
+function healthLine(failed: number, adminsSet: boolean): string {
+  if (failed === 0) return '✓ All checks passed.';
+  const what = `✗ ${failed} check${failed === 1 ? '' : 's'} failed`;
+  return adminsSet
+    ? `${what} — ask an admin to run \`/agent doctor\` for the details.`
+    : `${what} — whoever runs the bot can see which with \`npm run doctor\`.`;
 }

@@ -30,10 +30,12 @@ export interface DoctorPorts {
   openConnection: (() => Promise<SlackAnswer<object>>) | undefined;
   /** The bot scopes manifest.yml asks for. */
   manifestScopes(): Promise<string[]>;
-  /** One cheap authenticated read of the project (throws the API's typed errors). */
-  checkApi(): Promise<void>;
-  /** What the API check costs, said on its line. */
-  apiCost: string;
+  /**
+   * One cheap authenticated read of the project (throws the API's typed errors, or a
+   * `StaleApiCheck`); resolves with what the check cost, or where its result came from,
+   * said on its line.
+   */
+  checkApi(): Promise<string>;
   projectId: string;
   /** Opens (if needed) and pings the database; resolves with what to show. */
   database(): Promise<string>;
@@ -168,14 +170,42 @@ async function checkSocket(p: DoctorPorts): Promise<Check> {
 async function checkApi(p: DoctorPorts): Promise<Check> {
   const name = `Mintlify API key and project ${p.projectId}`;
   try {
-    await p.checkApi();
-    return { name, ok: true, detail: `accepted (${p.apiCost})` };
+    return { name, ok: true, detail: `accepted (${await p.checkApi()})` };
   } catch (err) {
     return { name, ok: false, ...apiFailure(err) };
   }
 }
 
+/**
+ * The API check's result was not asked for now: `original` is a failure from an earlier
+ * probe (kept to spare the analytics budget), or undefined when no probe may run yet.
+ */
+export class StaleApiCheck extends Error {
+  /** What the earlier probe failed with; undefined: this project was not probed. */
+  readonly original: unknown;
+  /** Said with the detail: how old the result is, or why no probe ran. */
+  readonly note: string;
+  /** When the next probe may run. */
+  readonly nextAt: Date;
+  constructor(original: unknown, note: string, nextAt: Date) {
+    super(note);
+    this.name = 'StaleApiCheck';
+    this.original = original;
+    this.note = note;
+    this.nextAt = nextAt;
+  }
+}
+
 function apiFailure(err: unknown): { detail: string; fix: string } {
+  if (err instanceof StaleApiCheck) {
+    if (err.original === undefined)
+      return {
+        detail: `not checked: ${err.note}`,
+        fix: `run the doctor again after ${err.nextAt.toISOString().slice(11, 16)} UTC`,
+      };
+    const earlier = apiFailure(err.original);
+    return { detail: `${earlier.detail} (${err.note})`, fix: earlier.fix };
+  }
   if (err instanceof BudgetExhausted)
     return {
       detail: `not checked: the analytics budget is spent until ${err.retryAt.toISOString().slice(11, 16)} UTC`,

@@ -1,5 +1,6 @@
 import type { Logger as BoltLogger, LogLevel as BoltLogLevel } from '@slack/bolt';
 import { type DestinationStream, type Logger, pino } from 'pino';
+import type { Config } from './config.ts';
 
 export type { Logger } from 'pino';
 
@@ -11,7 +12,56 @@ const SECRET_PATTERNS = [
 ];
 const REDACTED = '[redacted]';
 
-/** Replaces configured secret values and anything shaped like a Slack or Mintlify token. */
+/** `pass` → `[Pp][Aa][Ss][Ss]`: cheaper than a case-insensitive group in a hot regex. */
+const anyCase = (word: string) => [...word].map((c) => `[${c.toUpperCase()}${c}]`).join('');
+
+/** A query parameter whose value is a secret: `password`, `sslpassword`, `token`, `api_key`… */
+const SECRET_PARAM = `[A-Za-z_.-]*(?:${['pass', 'pwd', 'secret', 'token', 'key', 'auth', 'credential', 'signature'].map(anyCase).join('|')})[A-Za-z_.-]*`;
+
+/**
+ * The secret-bearing parts of any URL in a text, each after a group that is kept: a
+ * secret-named query parameter's value (`?password=…`, `&sslpassword=…`), and the password
+ * of `scheme://user:password@host`, up to the last `@` before the host (a password pasted
+ * unencoded may hold an `@` itself). Each starts with a fixed character (`?&;`, `:`), which
+ * lets the engine skip most positions: the scrubber runs this on every string it logs.
+ */
+const URL_SECRETS = new RegExp(
+  [
+    `([?&;]${SECRET_PARAM}=)[^&#\\s"'<>]+`,
+    `(://[^\\s:/?#@"'<>]*:)[^\\s/?#"'<>]+(?=@[^\\s@/?#"'<>]*(?:[:/?#\\s"'<>]|$))`,
+  ].join('|'),
+  'g',
+);
+
+/** A URL (or any text) with every secret-bearing part replaced by `mask`. */
+export function maskUrlSecrets(text: string, mask = '***'): string {
+  if (!text.includes('=') && !text.includes('://')) return text;
+  return text.replace(
+    URL_SECRETS,
+    (_all, query?: string, userinfo?: string) => `${query ?? userinfo}${mask}`,
+  );
+}
+
+/**
+ * The secret values a URL carries (its password, secret-named query parameters), raw and
+ * decoded, so that a log line holding one alone is scrubbed too.
+ */
+export function urlSecrets(url: string): string[] {
+  const found = [...url.matchAll(URL_SECRETS)].map((m) => m[0].slice((m[1] ?? m[2] ?? '').length));
+  return found.flatMap((raw) => {
+    try {
+      const decoded = decodeURIComponent(raw);
+      return decoded === raw ? [raw] : [raw, decoded];
+    } catch {
+      return [raw];
+    }
+  });
+}
+
+/**
+ * Replaces configured secret values, anything shaped like a Slack or Mintlify token, and the
+ * secret parts of any URL (a `?password=` query included).
+ */
 export function makeScrubber(secrets: readonly (string | undefined)[]): (text: string) => string {
   // Short values would redact ordinary words; real secrets are long. Longest first, so a
   // secret that contains another is replaced whole.
@@ -19,9 +69,9 @@ export function makeScrubber(secrets: readonly (string | undefined)[]): (text: s
     .filter((s): s is string => typeof s === 'string' && s.length >= 8)
     .sort((a, b) => b.length - a.length)
     .map((s) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'));
-  // One pass over each string: every log line's every field goes through here.
+  // One pass over each string for the tokens: every log line's every field goes through here.
   const any = new RegExp([...exact, ...SECRET_PATTERNS.map((p) => p.source)].join('|'), 'g');
-  return (text) => text.replace(any, REDACTED);
+  return (text) => maskUrlSecrets(text.replace(any, REDACTED), REDACTED);
 }
 
 function scrubDeep(value: unknown, scrub: (s: string) => string, depth = 0): unknown {
@@ -38,6 +88,20 @@ function scrubDeep(value: unknown, scrub: (s: string) => string, depth = 0): unk
   const out: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(value)) out[k] = scrubDeep(v, scrub, depth + 1);
   return out;
+}
+
+/** Every secret the configuration holds: tokens, keys, and the database URL's secret parts. */
+export function configSecrets(
+  config: Pick<Config, 'slack' | 'api' | 'databaseUrl'>,
+): (string | undefined)[] {
+  return [
+    config.slack.botToken,
+    config.slack.appToken,
+    config.slack.signingSecret,
+    config.api.key,
+    ...Object.values(config.api.projectKeys),
+    ...urlSecrets(config.databaseUrl),
+  ];
 }
 
 export interface LogOptions {

@@ -13,7 +13,16 @@ export const MANIFEST_URL = new URL('../manifest.yml', import.meta.url);
  * that list in block style (`- scope` lines under `bot:`), which is all this reads.
  */
 export function parseBotScopes(text: string): string[] {
-  const path = ['oauth_config', 'scopes', 'bot'];
+  return parseList(text, ['oauth_config', 'scopes', 'bot']);
+}
+
+/** `settings.event_subscriptions.bot_events`: the events Slack sends the bot. */
+export function parseBotEvents(text: string): string[] {
+  return parseList(text, ['settings', 'event_subscriptions', 'bot_events']);
+}
+
+/** A list of plain strings at `path`, in block (`- item`) or flow (`[a, b]`) style. */
+function parseList(text: string, path: string[]): string[] {
   const stack: { key: string; indent: number }[] = [];
   const scopes: string[] = [];
   let listIndent: number | undefined;

@@ -1,6 +1,6 @@
 import { Writable } from 'node:stream';
 import { expect, it } from 'vitest';
-import { createLogger, makeScrubber } from '../src/log.ts';
+import { configSecrets, createLogger, makeScrubber, maskUrlSecrets } from '../src/log.ts';
 
 it('redacts configured secrets, regex characters and all, and token-shaped text', () => {
   const scrub = makeScrubber(['s3cr3t.value+(1)', 'prefix-s3cr3t.value+(1)-longer', 'short']);
@@ -30,4 +30,39 @@ it('keeps secrets out of every field of a log line, errors included', () => {
   );
   expect(lines.join('')).not.toMatch(/signing-secret-0123456789|xoxb-1-2|mint_abc/);
   expect(lines.join('')).toContain('[redacted]');
+});
+
+it('masks every secret part of a URL, the query string included, with or without config', () => {
+  const url =
+    'postgres://bot:p%40ss-word-1@db.internal:5432/docs?sslmode=require&sslpassword=key-pass-1&password=query-pass-1';
+  const lines: string[] = [];
+  const log = createLogger({
+    level: 'info',
+    secrets: configSecrets({
+      slack: { botToken: 'xoxb-1', appToken: undefined, signingSecret: 'signing-secret-1' },
+      api: { key: 'mint_1', projectKeys: {} },
+      databaseUrl: url,
+    } as unknown as Parameters<typeof configSecrets>[0]),
+    destination: new Writable({
+      write(chunk, _enc, cb) {
+        lines.push(String(chunk));
+        cb();
+      },
+    }),
+  });
+  log.warn({ err: new Error(`could not connect to ${url}`) }, 'store.open_failed');
+  // The value alone, as a driver might quote it.
+  log.warn({ detail: 'password "query-pass-1" rejected; p@ss-word-1 too' }, 'store.auth');
+  const out = lines.join('');
+  for (const secret of ['p%40ss-word-1', 'p@ss-word-1', 'key-pass-1', 'query-pass-1'])
+    expect(out).not.toContain(secret);
+  expect(out).toContain('sslmode=require&sslpassword=[redacted]&password=[redacted]');
+  expect(out).toContain('postgres://bot:[redacted]@db.internal:5432/docs');
+  // Any URL, configured or not.
+  expect(makeScrubber([])('GET https://x.test/a?Token=abc123&page=2 from redis://:pw@h')).toBe(
+    'GET https://x.test/a?Token=[redacted]&page=2 from redis://:[redacted]@h',
+  );
+  expect(maskUrlSecrets('postgres://u@h/d?password=s3cret&application_name=bot')).toBe(
+    'postgres://u@h/d?password=***&application_name=bot',
+  );
 });

@@ -1,5 +1,11 @@
+import { readFile } from 'node:fs/promises';
 import { describe, expect, it } from 'vitest';
-import { parseBotScopes, readManifestScopes } from '../src/manifest.ts';
+import {
+  MANIFEST_URL,
+  parseBotEvents,
+  parseBotScopes,
+  readManifestScopes,
+} from '../src/manifest.ts';
 
 describe('manifest bot scopes', () => {
   it('reads oauth_config.scopes.bot from manifest.yml', async () => {
@@ -28,5 +34,20 @@ describe('manifest bot scopes', () => {
       ['commands', 'chat:write'],
     );
     expect(parseBotScopes('display_information:\n  name: x\n')).toEqual([]);
+  });
+
+  it('subscribes to the messages of every kind of conversation the bot works in, with its scope', async () => {
+    const text = await readFile(MANIFEST_URL, 'utf8');
+    const scopes = parseBotScopes(text);
+    const events = parseBotEvents(text);
+    // Channels, private channels, DMs and group DMs: a reply in a job's thread there is a
+    // follow-up only if Slack sends it, and Slack sends it only with the history scope.
+    expect(events).toEqual(
+      expect.arrayContaining(['message.channels', 'message.groups', 'message.im', 'message.mpim']),
+    );
+    for (const event of events.filter((e) => e.startsWith('message.')))
+      expect(scopes).toContain(`${event.slice('message.'.length)}:history`);
+    expect(events).toContain('app_mention');
+    expect(scopes).toContain('app_mentions:read');
   });
 });

@@ -92,6 +92,8 @@ export function botEnv(o: {
     ['MINTLIFY_PROJECT_ID', DEV.projectId],
     ['MINTLIFY_API_URL', o.apiUrl],
     ['PORT', String(o.botPort)],
+    // The person you play by default is an admin: `/agent doctor` shows its full report.
+    ['ADMIN_USERS', DEFAULT_USER],
     ['DATABASE_URL', 'sqlite:./data/local.sqlite'],
     ['POLL_INTERVAL_MS', '1000'],
     ['POLL_MAX_INTERVAL_MS', '5000'],

@@ -248,7 +248,15 @@ export class Harness {
    */
   async command(
     text: string,
-    o: { command?: string; channel?: string; user?: string; raw?: boolean; url?: string } = {},
+    o: {
+      command?: string;
+      channel?: string;
+      /** What Slack names the conversation: `directmessage` in a DM, `mpdm-…` in a group DM. */
+      channelName?: string;
+      user?: string;
+      raw?: boolean;
+      url?: string;
+    } = {},
   ) {
     const responseUrl = this.slack.responseUrl();
     const fields = slashCommand({
@@ -256,6 +264,7 @@ export class Harness {
       response_url: responseUrl,
       command: o.command ?? '/agent',
       channel_id: o.channel ?? CHANNEL,
+      ...(o.channelName ? { channel_name: o.channelName } : {}),
       user_id: o.user ?? USER,
     });
     if (this.socket) {

@@ -3,7 +3,11 @@ import { dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { readManifestScopes } from '../../src/manifest.ts';
-import { Harness, SECRETS } from '../helpers/harness.ts';
+import { SLACK_IDS } from '../fakes/slack.ts';
+import { CHANNEL, Harness, PROJECT, SECRETS, USER } from '../helpers/harness.ts';
+import { eventually } from '../helpers/net.ts';
+import { postgresAvailable } from '../helpers/postgres.ts';
+import { appMentionEvent } from '../helpers/slack-requests.ts';
 
 const ROOT = dirname(dirname(dirname(fileURLToPath(import.meta.url))));
 
@@ -18,10 +22,11 @@ afterEach(async (ctx) => {
 const scopes = await readManifestScopes();
 
 /** Runs `/agent doctor` and returns the one ephemeral answer. */
-async function doctorAnswer(harness: Harness): Promise<string> {
-  const ack = await harness.command('doctor');
+async function doctorAnswer(harness: Harness, user = USER): Promise<string> {
+  const ack = await harness.command('doctor', { user });
   expect(ack.status).toBe(200);
-  const answer = await harness.slack.waitForResponse(undefined, 10_000);
+  const id = ack.responseUrl.split('/').pop();
+  const answer = await harness.slack.waitForResponse((r) => r.id === id, 10_000);
   expect(answer.body).toMatchObject({ response_type: 'ephemeral' });
   return String((answer.body as { text: string }).text);
 }
@@ -35,7 +40,7 @@ describe('/agent doctor', () => {
   it('names the missing scope and the rejected API key, each with its fix, only to the person', async () => {
     h = await Harness.create({
       mode: 'http',
-      env: { MINTLIFY_API_KEY: 'mint_wrong_key_0123456789' },
+      env: { MINTLIFY_API_KEY: 'mint_wrong_key_0123456789', ADMIN_USERS: USER },
     });
     await h.start();
     h.slack.grantScopes(scopes.filter((s) => s !== 'reactions:write'));
@@ -65,7 +70,7 @@ describe('/agent doctor', () => {
   });
 
   it('is all green against healthy fakes, Socket Mode included', async () => {
-    h = await Harness.create({ mode: 'socket' });
+    h = await Harness.create({ mode: 'socket', env: { ADMIN_USERS: USER } });
     await h.start();
     h.slack.grantScopes([...scopes, 'users:read']);
     const text = await doctorAnswer(h);
@@ -82,6 +87,104 @@ describe('/agent doctor', () => {
     expect(lines.at(-1)).toBe('All checks passed.');
     expect(h.api.requestsTo('create')).toHaveLength(0);
     expectNoSecret(text);
+  });
+});
+
+/** What only an admin may see: where the database is, the workspace, the project. */
+function expectNoSetupDetail(text: string, harness: Harness) {
+  for (const detail of [
+    harness.dir,
+    'sqlite',
+    'postgres',
+    '127.0.0.1',
+    SLACK_IDS.team,
+    SLACK_IDS.teamName,
+    SLACK_IDS.botUserName,
+    PROJECT,
+    'mint_',
+  ])
+    expect(text).not.toContain(detail);
+}
+
+describe('/agent doctor for someone not in ADMIN_USERS', () => {
+  it('answers one health line, with no host, path, id or key', async () => {
+    h = await Harness.create({ mode: 'http', env: { ADMIN_USERS: 'U0ADMIN' } });
+    await h.start();
+    h.slack.grantScopes(scopes.filter((s) => s !== 'reactions:write'));
+    const failing = await doctorAnswer(h, 'U0002');
+    expect(failing).toBe('✗ 1 check failed — ask an admin to run `/agent doctor` for the details.');
+    expectNoSetupDetail(failing, h);
+    h.slack.grantScopes(scopes);
+    const passing = await doctorAnswer(h, 'U0002');
+    expect(passing).toBe('✓ All checks passed.');
+    // The admin gets the full report, from the same checks.
+    const full = await doctorAnswer(h, 'U0ADMIN');
+    expect(full).toContain(`✓ Slack bot token: accepted for @${SLACK_IDS.botUserName} in Acme`);
+    expect(full).toContain(h.dir);
+    expect(
+      h
+        .logLines()
+        .filter((l) => l.msg === 'command.doctor')
+        .map((l) => l.full),
+    ).toEqual([false, false, true]);
+  });
+
+  it('without any admin configured, says who can see the details', async () => {
+    h = await Harness.create({
+      mode: 'http',
+      env: { MINTLIFY_API_KEY: 'mint_wrong_key_0123456789' },
+    });
+    await h.start();
+    const text = await doctorAnswer(h);
+    expect(text).toMatch(
+      /^✗ 2 checks failed — whoever runs the bot can see which with `npm run doctor`\.$/,
+    );
+    expectNoSetupDetail(text, h);
+  });
+});
+
+describe('/agent doctor and the analytics budget', () => {
+  it('spends one analytics request for 100 runs, commands and mentions, admins or not', async () => {
+    h = await Harness.create({ mode: 'http', env: { ADMIN_USERS: USER } });
+    await h.start();
+    h.slack.grantScopes(scopes);
+    const answers: string[] = [];
+    for (let batch = 0; batch < 10; batch++) {
+      const runs = Array.from({ length: 9 }, (_, i) =>
+        doctorAnswer(h as Harness, i % 3 === 0 ? USER : `U00${10 + i}`),
+      );
+      answers.push(...(await Promise.all(runs)));
+      const m = `<@${SLACK_IDS.botUser}> doctor`;
+      const { ts } = h.slack.addUserMessage({ channel: CHANNEL, user: 'U0002', text: m });
+      await h.deliverEvent(appMentionEvent({ text: m, channel: CHANNEL, user: 'U0002', ts }));
+    }
+    await eventually(() => h?.slack.ephemerals.length === 10, 'the ten mention answers');
+    expect(answers).toHaveLength(90);
+    for (const e of h.slack.ephemerals) expect(e.text).toBe('✓ All checks passed.');
+    const full = answers.filter((a) => a.startsWith('*Doctor*'));
+    expect(full).toHaveLength(30);
+    expect(full.at(-1)).toMatch(
+      /accepted \(result of the probe under a minute ago; the API is probed at most once every 10 minutes\)/,
+    );
+    expect(h.api.requestsTo('visitors')).toHaveLength(1);
+    expect(h.api.requestsTo('create')).toHaveLength(0);
+  });
+});
+
+describe.skipIf(!postgresAvailable)('/agent doctor with a password in the query string', () => {
+  it('shows the database URL to an admin with the password masked, and logs it nowhere', async () => {
+    h = await Harness.create({ mode: 'http', engine: 'postgres', env: { ADMIN_USERS: USER } });
+    const password = 'hunter2-query-password';
+    // Trust auth on the test server: the password is accepted, and never needed.
+    h.env.DATABASE_URL = `${h.env.DATABASE_URL}?sslmode=disable&password=${password}`;
+    await h.start();
+    h.slack.grantScopes(scopes);
+    const text = await doctorAnswer(h);
+    expect(text).toMatch(
+      /^✓ Database postgres:\/\/postgres@127\.0\.0\.1:5432\/\S+\?sslmode=disable&amp;password=\*\*\*: answers/m,
+    );
+    expect(text).not.toContain(password);
+    expect(h.logs).not.toContain(password);
   });
 });
 

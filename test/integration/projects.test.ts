@@ -195,7 +195,7 @@ describe('/agent project', () => {
 
   it("makes /agent doctor check the channel's own project, with its own key", async () => {
     await ask(`project ${OTHER}`, { user: ADMIN });
-    const answer = await ask('doctor');
+    const answer = await ask('doctor', { user: ADMIN });
     expect(answer).toContain(`project ${OTHER}: accepted`);
     const [check] = h.api.requestsTo('visitors');
     expect(check?.path).toBe(`/v1/analytics/${OTHER}/visitors`);

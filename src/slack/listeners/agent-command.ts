@@ -3,22 +3,12 @@ import type { Inflight } from '../../inflight.ts';
 import { conversationKind, kindFromChannelName } from '../../invite-hint.ts';
 import type { PendingCommands } from '../../jobs/pending-commands.ts';
 import type { JobService, StartRequest } from '../../jobs/service.ts';
-import type { JobStatus } from '../../jobs/status.ts';
 import type { Logger } from '../../log.ts';
 import { decodeSlackText } from '../../mrkdwn.ts';
-import type { Projects } from '../../projects.ts';
 import type { WorkLanes } from '../../work-queue.ts';
 import { AGENT_USAGE } from '../blocks.ts';
 import { readCommand } from './command-payload.ts';
-
-/** Asking for help, not starting a job that asks the agent for it. */
-export const HELP = /^(help|\?|--help|-h)$/i;
-/** `/agent status`: the person's jobs in progress and the agent budget. */
-export const STATUS = /^status$/i;
-/** `/agent project [<projectId> | default]`: show or change the channel's docs project. */
-const PROJECT = /^project(?:\s+(\S.*))?$/is;
-/** `/agent doctor`: the setup checks, only to the person asking. */
-const DOCTOR = /^doctor$/i;
+import { answerSubCommand, parseSubCommand, type SubCommandDeps } from './sub-commands.ts';
 
 /** What a user is told when the bot has more starts waiting than it takes. */
 export const BUSY_TEXT =
@@ -31,12 +21,8 @@ export const BUSY_TEXT =
  */
 export function registerAgentCommand(
   app: App,
-  deps: {
+  deps: SubCommandDeps & {
     jobs: JobService;
-    jobStatus: JobStatus;
-    projects: Projects;
-    /** `/agent doctor`'s answer (src/doctor.ts, wired in the composition root). */
-    doctor?: (teamId: string, channelId: string) => Promise<string>;
     log: Logger;
     inflight: Inflight;
     work: WorkLanes;
@@ -53,38 +39,18 @@ export function registerAgentCommand(
     const tell = async (answer: string) => {
       await respond({ response_type: 'ephemeral', replace_original: false, text: answer });
     };
-    if (prompt === '' || HELP.test(prompt)) {
+    const cmd = parseSubCommand(prompt);
+    if (cmd.kind === 'help') {
+      // Answered in the ack itself: nothing to look up.
       await ack({ response_type: 'ephemeral', text: AGENT_USAGE });
-      log.info({ channelId: channel_id, userId: user_id, empty: prompt === '' }, 'command.usage');
+      log.info({ channelId: channel_id, userId: user_id, empty: cmd.empty }, 'command.usage');
       return;
     }
-    if (STATUS.test(prompt)) {
-      await ack();
-      const reply = async () => tell(await deps.jobStatus(team_id, channel_id, user_id));
-      if (!deps.work.answers.offer('command.status', reply)) await reply();
-      log.info({ channelId: channel_id, userId: user_id }, 'command.status');
-      return;
-    }
-    const project = PROJECT.exec(prompt);
-    if (project) {
+    if (cmd.kind !== 'prompt') {
       await ack();
       const who = { teamId: team_id, channelId: channel_id, userId: user_id };
-      const arg = project[1]?.trim();
-      const reply = async () => {
-        if (!arg) return tell(await deps.projects.describe(team_id, channel_id));
-        const r = await deps.projects.change(who, arg);
-        log.info({ ...who, changed: r.changed, refused: r.refused }, 'command.project_change');
-        await tell(r.text);
-      };
-      if (!deps.work.answers.offer('command.project', reply)) await reply();
-      return;
-    }
-    const doctor = deps.doctor;
-    if (doctor && DOCTOR.test(prompt)) {
-      await ack();
-      const reply = async () => tell(await doctor(team_id, channel_id));
-      if (!deps.work.answers.offer('command.doctor', reply)) await reply();
-      log.info({ channelId: channel_id, userId: user_id }, 'command.doctor');
+      const reply = async () => tell(await answerSubCommand(cmd, who, { ...deps, log }, 'command'));
+      if (!deps.work.answers.offer(`command.${cmd.kind}`, reply)) await reply();
       return;
     }
     if (!deps.work.starts.hasRoom()) {

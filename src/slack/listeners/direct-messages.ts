@@ -10,6 +10,7 @@ import {
   promptOf,
   startFromMessage,
 } from './message-start.ts';
+import { parseSubCommand } from './sub-commands.ts';
 
 /**
  * A person's top-level message in their DM with the bot. Edits, deletes, joins and bot
@@ -63,11 +64,10 @@ export function registerDirectMessages(
           conversation: 'im' as const,
           eventKeys: [`event:${envelope.data.event_id}`, messageKey(e.channel, e.ts)],
         };
-        if (
-          !deps.work.starts.offer('dm.handle', () =>
-            startFromMessage(ask, { ...deps, log }, answer),
-          )
-        ) {
+        // The words `/agent` answers take the answers lane: they start nothing.
+        const lane =
+          parseSubCommand(ask.prompt).kind === 'prompt' ? deps.work.starts : deps.work.answers;
+        if (!lane.offer('dm.handle', () => startFromMessage(ask, { ...deps, log }, answer))) {
           log.warn({ channelId: e.channel, ts: e.ts }, 'dm.busy');
           await answer(BUSY_ASK_AGAIN);
         }

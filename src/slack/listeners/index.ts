@@ -18,6 +18,7 @@ import { registerDirectMessages } from './direct-messages.ts';
 import { type InsightDraftDeps, registerInsightDrafts } from './insight-drafts.ts';
 import { type InsightsCommandDeps, registerInsightsCommand } from './insights-command.ts';
 import { registerMentions } from './mentions.ts';
+import type { SubCommandDeps } from './sub-commands.ts';
 import { registerThreadReplies } from './thread-replies.ts';
 import { registerVisitorsCommand } from './visitors-command.ts';
 
@@ -27,8 +28,8 @@ export interface ListenerDeps {
   jobStatus: JobStatus;
   /** Which project a channel uses; `/agent project`. */
   projects: Projects;
-  /** `/agent doctor`: the setup checks as one ephemeral answer. */
-  doctor?: (teamId: string, channelId: string) => Promise<string>;
+  /** `/agent doctor` (and `doctor` in a mention or DM): the setup checks, to the asker only. */
+  doctor?: SubCommandDeps['doctor'];
   /** The App Home (published on `app_home_opened`). */
   home?: HomePublisher;
   store: Store;

@@ -14,6 +14,7 @@ import {
   promptOf,
   startFromMessage,
 } from './message-start.ts';
+import { parseSubCommand } from './sub-commands.ts';
 
 /** The fields of an `app_mention` event the bot reads. Another bot's mention is not a request. */
 const Mention = z.object({
@@ -39,6 +40,11 @@ const Envelope = z.object({ event_id: z.string().min(1), team_id: z.string().opt
  * recovery looks for such a root with conversations.replies. Later replies in the thread are
  * follow-ups (the `message` listener), and so is a mention inside a thread that already is a
  * job's.
+ *
+ * `@Docs Agent help | status | project … | doctor` is answered as `/agent` answers it, never
+ * a job nor a follow-up. The answer is ephemeral (in the mention's thread when it was in one):
+ * status and the doctor speak of the asker's jobs and the bot's setup, which the rest of the
+ * channel has no use for, and an ephemeral leaves no bot message in the conversation.
  *
  * Slack sends a mention twice, as `app_mention` and as `message`: both paths claim the
  * message's `channel:ts` key in the store (here before starting; the follow-up path when it
@@ -83,7 +89,11 @@ export function registerMentions(
             text,
             ...(inThread ? { threadTs: inThread } : {}),
           });
-        const queued = deps.work.starts.offer('mention.handle', () =>
+        // `help`, `status`, `project`, `doctor` are answers, not starts: they take the
+        // answers lane, and never wait behind (or are refused for) a burst of starts.
+        const answersOnly = parseSubCommand(ask.prompt).kind !== 'prompt';
+        const lane = answersOnly ? deps.work.answers : deps.work.starts;
+        const queued = lane.offer('mention.handle', () =>
           handleMention(ask, inThread, { ...deps, log }, answer, {
             client,
             ...(context.botUserId ? { botUserId: context.botUserId } : {}),
@@ -107,9 +117,11 @@ async function handleMention(
   slack: { client: WebClient; botUserId?: string; botId?: string },
 ): Promise<void> {
   const { teamId, channelId, ts } = ask;
-  if (inThread && (await deps.store.findThread(teamId, channelId, inThread))) {
+  const command = parseSubCommand(ask.prompt).kind !== 'prompt';
+  if (!command && inThread && (await deps.store.findThread(teamId, channelId, inThread))) {
     // A job's thread already: the mention is a follow-up, claimed with the same keys as the
-    // `message` delivery of it, so the job gets it once.
+    // `message` delivery of it, so the job gets it once. `@bot status` there is answered
+    // instead (the `message` delivery of it is not taken for a reply either).
     const reply = { teamId, channelId, threadTs: inThread, ts, userId: ask.userId };
     const outcome = await deps.jobs.deliverReply({ ...reply, text: ask.prompt }, ask.eventKeys);
     deps.log.debug({ channelId, ts, outcome }, 'mention.follow_up');

@@ -1,16 +1,14 @@
 import type { ConversationKind } from '../../invite-hint.ts';
 import type { JobService, StartRequest } from '../../jobs/service.ts';
-import type { JobStatus } from '../../jobs/status.ts';
 import type { Logger } from '../../log.ts';
 import { decodeSlackText } from '../../mrkdwn.ts';
 import type { Store } from '../../store/types.ts';
 import type { WorkLanes } from '../../work-queue.ts';
-import { AGENT_USAGE } from '../blocks.ts';
-import { HELP, STATUS } from './agent-command.ts';
+import { answerSubCommand, parseSubCommand, type SubCommandDeps } from './sub-commands.ts';
 
 /**
  * What mentions and DMs share: a message that asks for a job, handled once however often
- * Slack delivers it, answered like `/agent` (usage, status, or a job).
+ * Slack delivers it, answered like `/agent` (help, status, project, doctor, or a job).
  */
 
 /** What a person is told when the work queue is full (as `/agent` says it). */
@@ -45,9 +43,8 @@ export interface MessageAsk {
   threadTs?: string;
 }
 
-export interface MessageStartDeps {
+export interface MessageStartDeps extends SubCommandDeps {
   jobs: JobService;
-  jobStatus: JobStatus;
   store: Pick<Store, 'claimEvent'>;
   log: Logger;
   work: WorkLanes;
@@ -55,7 +52,7 @@ export interface MessageStartDeps {
 
 /**
  * Claims the message durably (store event claims, shared by replicas and restarts), then
- * answers help and status, or starts the job; `answer` reaches the requester only (an
+ * answers the words `/agent` answers (src/slack/listeners/sub-commands.ts), or starts the job; `answer` reaches the requester only (an
  * ephemeral message in a channel). `context` reads what goes with the prompt (a mention in a
  * human thread); it runs after the claim, from the work queue.
  */
@@ -70,14 +67,10 @@ export async function startFromMessage(
     deps.log.info({ channelId, ts, eventKeys: ask.eventKeys }, 'event.duplicate');
     return;
   }
-  if (ask.prompt === '' || HELP.test(ask.prompt)) {
-    deps.log.info({ channelId, userId, empty: ask.prompt === '' }, 'message.usage');
-    await answer(AGENT_USAGE);
-    return;
-  }
-  if (STATUS.test(ask.prompt)) {
-    deps.log.info({ channelId, userId }, 'message.status');
-    await answer(await deps.jobStatus(ask.teamId, channelId, userId));
+  const cmd = parseSubCommand(ask.prompt);
+  if (cmd.kind !== 'prompt') {
+    const who = { teamId: ask.teamId, channelId, userId };
+    await answer(await answerSubCommand(cmd, who, deps, 'message'));
     return;
   }
   const extra = await context?.();

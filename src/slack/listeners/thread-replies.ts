@@ -6,6 +6,7 @@ import type { JobService } from '../../jobs/service.ts';
 import type { Logger } from '../../log.ts';
 import type { WorkLanes } from '../../work-queue.ts';
 import { messageKey, promptOf } from './message-start.ts';
+import { parseSubCommand } from './sub-commands.ts';
 
 /**
  * A human reply inside a thread: a plain message, one with files, or one also sent to the
@@ -45,6 +46,11 @@ function readReply(
   const m = parsed.data;
   const teamId = envelope.data.team_id || fallbackTeamId;
   if (!teamId) return undefined;
+  const text = promptOf(m.text, botUserId);
+  // `@bot status` (or help, project, doctor) in a job thread is asked of the bot, and answered
+  // by the mention listener; it is not a follow-up for the agent.
+  if (botUserId && m.text.includes(`<@${botUserId}`) && parseSubCommand(text).kind !== 'prompt')
+    return undefined;
   const eventId = envelope.data.event_id;
   return {
     reply: {
@@ -54,7 +60,7 @@ function readReply(
       ts: m.ts,
       userId: m.user,
       // A reply that mentions the bot reaches the agent without that mention.
-      text: promptOf(m.text, botUserId),
+      text,
     },
     // The message's own key too: a mention is also delivered as `app_mention`, and whichever
     // path claims it first handles it (src/slack/listeners/mentions.ts).
