@@ -87,8 +87,8 @@ const projectKeys = z.preprocess(
     ),
 );
 /**
- * A comma-separated list of Slack ids (blank or unset: undefined, nobody left out). Ids are
- * not secrets, so a bad one is named in the error.
+ * A comma-separated list of Slack ids (blank or unset: undefined, nobody left out). A bad
+ * entry is named by its place in the list, never by its text: no value is echoed.
  */
 const slackIdList = (kind: string, pattern: RegExp, example: string) =>
   z.preprocess(
@@ -100,19 +100,33 @@ const slackIdList = (kind: string, pattern: RegExp, example: string) =>
           .split(',')
           .map((id) => id.trim())
           .filter(Boolean);
-        const bad = ids.filter((id) => !pattern.test(id));
+        const bad = ids.flatMap((id, i) => (pattern.test(id) ? [] : [i + 1]));
         if (bad.length > 0)
           ctx.addIssue({
             code: 'custom',
-            message: `must be comma-separated Slack ${kind} ids such as ${example}; not one: ${bad
-              .slice(0, 3)
-              .map((id) => JSON.stringify(id.slice(0, 30)))
-              .join(', ')}`,
+            message: `must be comma-separated Slack ${kind} ids such as ${example}; ${
+              bad.length === 1 ? `entry ${bad[0]}` : `entries ${bad.slice(0, 5).join(', ')}`
+            } of ${ids.length} ${bad.length === 1 ? 'is' : 'are'} not`,
           });
         return ids.length > 0 ? ids : undefined;
       })
       .optional(),
   );
+
+/**
+ * The values `.env.example` holds as placeholders: copied into `.env` unchanged they pass every
+ * shape check, so they are refused by name (test/config.test.ts reads .env.example to keep
+ * this list whole).
+ */
+export const PLACEHOLDERS: Readonly<Record<string, string>> = {
+  SLACK_BOT_TOKEN: 'xoxb-your-bot-token',
+  MINTLIFY_API_KEY: 'mint_your_admin_key',
+  MINTLIFY_PROJECT_ID: 'your-project-id',
+  DATABASE_URL: 'postgres://bot:password@db.internal:5432/docs_agent_bot',
+};
+
+/** A conversation the digest can post in: a public (C…) or private (G…) channel id. */
+const CHANNEL_ID = /^[CG][A-Z0-9]{2,}$/;
 
 const EnvSchema = z.object({
   SLACK_BOT_TOKEN: optionalString.pipe(
@@ -172,7 +186,15 @@ const EnvSchema = z.object({
   POLL_CONCURRENCY_MAX: wholeNumber(128, 1, 1_000),
   LEASE_MS: positiveInt(30_000, { ms: 1_000, why: 'a poll must fit inside its lease' }),
   SLACK_TIMEOUT_MS: positiveInt(15_000, { ms: 500, why: 'a Slack call takes a few hundred ms' }),
-  DIGEST_CHANNEL: optionalString,
+  DIGEST_CHANNEL: optionalString.pipe(
+    z
+      .string()
+      .regex(CHANNEL_ID, {
+        error:
+          'must be a channel id such as C0123ABCD, not a name (in Slack: the channel\u2019s details, at the bottom of About)',
+      })
+      .optional(),
+  ),
   DIGEST_CRON: optionalString.pipe(
     z
       .string()
@@ -281,12 +303,18 @@ export type ConfigResult = { ok: true; config: Config } | { ok: false; problems:
  */
 export function loadConfig(env: Record<string, string | undefined> = process.env): ConfigResult {
   const parsed = EnvSchema.safeParse(env);
-  const problems = parsed.success
-    ? []
-    : parsed.error.issues.map(
+  const placeholders = Object.entries(PLACEHOLDERS).filter(([name, v]) => env[name]?.trim() === v);
+  const copied = new Set(placeholders.map(([name]) => name));
+  // A placeholder's own line says what is wrong; its shape errors would only add noise.
+  const problems = [
+    ...placeholders.map(([name]) => `${name} still holds the placeholder from .env.example`),
+    ...(parsed.success ? [] : parsed.error.issues)
+      .filter((issue) => !copied.has(String(issue.path[0])))
+      .map(
         // A list's item index says nothing to the reader: the variable's name does.
         (issue) => `${String(issue.path[0] ?? 'environment')} ${issue.message}`,
-      );
+      ),
+  ];
   // Cross-field rules, checked even when other variables are wrong so that one run
   // lists every problem.
   if (!env.SLACK_APP_TOKEN?.trim() && !env.SLACK_SIGNING_SECRET?.trim()) {
