@@ -32,9 +32,9 @@ export function hideConfigValues(config: Config): (text: string) => string {
     .sort((a, b) => b[0].length - a[0].length);
   if (known.length === 0) return (text) => text;
   const names = new Map(known);
-  const escape = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+  const literal = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
   const any = new RegExp(
-    `(?<![\\w.-])(?:${known.map(([v]) => escape(v)).join('|')})(?![\\w-])`,
+    `(?<![\\w.-])(?:${known.map(([v]) => literal(v)).join('|')})(?![\\w-])`,
     'g',
   );
   return (text) => text.replace(any, (v) => names.get(v) ?? '[redacted]');
