@@ -215,6 +215,11 @@ export class FakeSlack {
     return this.messages.addUserMessage(m);
   }
 
+  /** The channels holding messages, in the order they were first written to. */
+  channels(): string[] {
+    return this.messages.channelIds();
+  }
+
   /** Channel history in posting order, thread replies included. */
   history(channel: string): StoredMessage[] {
     return this.messages.history(channel);

@@ -92,6 +92,11 @@ export class Messages {
     return { ts: msg.ts };
   }
 
+  /** The channels holding messages, in the order they were first written to. */
+  channelIds(): string[] {
+    return [...this.channels].filter(([, list]) => list.length > 0).map(([id]) => id);
+  }
+
   /** Channel history in posting order, thread replies included. */
   history(channel: string): StoredMessage[] {
     const list = this.channels.get(channel) ?? [];
