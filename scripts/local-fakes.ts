@@ -12,6 +12,10 @@
  *   # asked for with a flag that is taken is refused, naming the flag
  *   # in another shell: paste the printed `export` lines, then `npm start`
  *   # (or: node scripts/local-fakes.ts > /tmp/fakes.env & … then `. /tmp/fakes.env && npm start`)
+ *   # two replicas: one PostgreSQL database for both, the control API talks to the first
+ *   #   node scripts/local-fakes.ts > /tmp/fakes.env & sleep 2; . /tmp/fakes.env
+ *   #   export DATABASE_URL=postgres://postgres@127.0.0.1:5432/try_replicas  # after createdb
+ *   #   PORT=3000 npm start & PORT=3001 npm start
  *
  *   C=http://127.0.0.1:3999
  *   curl -s $C/agent -d '{"text":"Add a quickstart"}'           # /agent as U0001 in C0001
