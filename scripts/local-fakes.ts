@@ -8,15 +8,22 @@
  *                  # and a fresh SQLite file; Ctrl-C stops both
  *
  *   node scripts/local-fakes.ts [--bot-port 3000] [--control-port 3999] [--out slack-view-out]
+ *   # a default port that is taken gives way to a free one (said on the first line); a port
+ *   # asked for with a flag that is taken is refused, naming the flag
  *   # in another shell: paste the printed `export` lines, then `npm start`
  *   # (or: node scripts/local-fakes.ts > /tmp/fakes.env & … then `. /tmp/fakes.env && npm start`)
+ *   # two replicas: one PostgreSQL database for both, the control API talks to the first
+ *   #   node scripts/local-fakes.ts > /tmp/fakes.env & sleep 2; . /tmp/fakes.env
+ *   #   export DATABASE_URL=postgres://postgres@127.0.0.1:5432/try_replicas  # after createdb
+ *   #   PORT=3000 npm start & PORT=3001 npm start
  *
  *   C=http://127.0.0.1:3999
  *   curl -s $C/agent -d '{"text":"Add a quickstart"}'           # /agent as U0001 in C0001
  *   curl -s $C/jobs                                              # jobs the emulator holds
  *   curl -s $C/job/<id>/complete -d '{"prLink":"https://github.com/acme/docs/pull/1"}'
  *   curl -s -X POST $C/job/<id>/fail      # also /archive, /forget (the API then answers 404)
- *   curl -s "$C/messages?channel=C0001"                          # what the bot posted
+ *   curl -s "$C/transcript"                  # what the bot posted, as text (printed on Ctrl-C too)
+ *   curl -s "$C/messages?channel=C0001"      # the same channel's messages as Slack's JSON
  *   curl -s $C/reply -d '{"thread_ts":"<root ts>","text":"Also cover Windows"}'
  *   curl -s $C/mention -d '{"text":"add a Go quickstart"}'      # also /dm, /click, /submit, /home
  *   curl -s -X POST $C/dump                # writes <out>/calls.json
@@ -29,7 +36,6 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { readManifestScopes } from '../src/manifest.ts';
@@ -39,8 +45,13 @@ import type { Ctx } from './try/context.ts';
 import { route } from './try/control.ts';
 import { botEnv, DEV, options } from './try/env.ts';
 import { HttpError, send } from './try/http.ts';
+import { botPortFor, listenControl, type PortChoice } from './try/ports.ts';
+import { transcript } from './try/transcript.ts';
 
 const opts = options();
+const botPort = opts.bot
+  ? chosenPort(await botPortFor(opts.botPort, opts.chosen.botPort))
+  : opts.botPort;
 const slack = await FakeSlack.start();
 // The app as the manifest installs it: `/agent doctor` finds every scope it asks for.
 slack.grantScopes(await readManifestScopes());
@@ -48,7 +59,7 @@ const api = await ApiEmulator.start({ apiKey: DEV.apiKey, projectId: DEV.project
 const ctx: Ctx = {
   slack,
   api,
-  eventsUrl: `http://127.0.0.1:${opts.botPort}/slack/events`,
+  eventsUrl: `http://127.0.0.1:${botPort}/slack/events`,
   signingSecret: DEV.signingSecret,
   out: opts.out,
   acks: [],
@@ -56,6 +67,13 @@ const ctx: Ctx = {
 };
 
 const control = createServer((req, res) => {
+  const url = new URL(req.url ?? '/', 'http://control');
+  if (req.method === 'GET' && url.pathname === '/transcript') {
+    const channel = url.searchParams.get('channel');
+    res.writeHead(200, { 'content-type': 'text/plain; charset=utf-8' });
+    res.end(transcript(slack, channel ? [channel] : undefined));
+    return;
+  }
   route(ctx, req).then(
     (body) => {
       process.stderr.write(`[control] ${req.method} ${req.url} → 200\n`);
@@ -70,11 +88,9 @@ const control = createServer((req, res) => {
   );
 });
 
+let controlPort: number;
 try {
-  await new Promise<void>((ok, fail) => {
-    control.once('error', fail);
-    control.listen(opts.controlPort, '127.0.0.1', () => ok());
-  });
+  controlPort = chosenPort(await listenControl(control, opts.controlPort, opts.chosen.controlPort));
 } catch (err) {
   process.stderr.write(
     `cannot listen on 127.0.0.1:${opts.controlPort}: ${err instanceof Error ? err.message : err}\n`,
@@ -82,8 +98,18 @@ try {
   await Promise.allSettled([slack.close(), api.close()]);
   process.exit(1);
 }
-const controlUrl = `http://127.0.0.1:${(control.address() as AddressInfo).port}`;
-const env = botEnv({ slackUrl: slack.url, apiUrl: api.url, botPort: opts.botPort });
+const controlUrl = `http://127.0.0.1:${controlPort}`;
+
+/** The port a choice settled on (its note said on stderr), or the refusal and exit 2. */
+function chosenPort(choice: PortChoice): number {
+  if ('taken' in choice) {
+    process.stderr.write(`${choice.taken}\n`);
+    process.exit(2);
+  }
+  if (choice.note) process.stderr.write(`[control] ${choice.note}\n`);
+  return choice.port;
+}
+const env = botEnv({ slackUrl: slack.url, apiUrl: api.url, botPort });
 /**
  * With --bot: the bot on these fakes, from their environment alone. Nothing of the caller's
  * environment but PATH and HOME reaches it, and .env is not read: a real token there (an
@@ -114,7 +140,8 @@ function startBot(): { child: ChildProcess; dir: string } {
 const bot = opts.bot ? startBot() : undefined;
 process.stdout.write(
   bot
-    ? `# The bot runs on http://127.0.0.1:${opts.botPort}; control API: ${controlUrl}/ (Ctrl-C stops both)\n`
+    ? `# The bot runs on http://127.0.0.1:${botPort}; control API: ${controlUrl}/ (Ctrl-C stops both)\n` +
+        `# What it posts: curl -s ${controlUrl}/transcript (printed here when you stop)\n`
     : `${env.map(([k, v]) => `export ${k}=${v}`).join('\n')}\n` +
         `# Run the lines above in another shell, then \`npm start\`; control API: ${controlUrl}/\n`,
 );
@@ -130,6 +157,8 @@ async function shutdown(signal: string, code = 0): Promise<void> {
     await exited;
   }
   if (bot) rmSync(bot.dir, { recursive: true, force: true });
+  // What happened, readable, before the fakes (and their record) go.
+  process.stdout.write(`\n# What the bot posted\n${transcript(slack)}`);
   control.closeAllConnections();
   await Promise.allSettled([
     new Promise<void>((ok) => control.close(() => ok())),

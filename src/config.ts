@@ -1,6 +1,20 @@
 import { Cron } from 'croner';
 import { z } from 'zod';
+import {
+  commaList,
+  httpUrl,
+  optionalHttpUrl,
+  optionalString,
+  PROJECT_ID,
+  positiveInt,
+  projectKeys,
+  SLACK_USER_ID,
+  slackIdList,
+  wholeNumber,
+} from './config-rules.ts';
 import { CORE_REQUESTS, DEFAULT_MAX_REQUESTS } from './reports/limits.ts';
+
+export { PROJECT_ID };
 
 /**
  * The runtime contract (the README's configuration table): every environment variable the bot reads, with its
@@ -9,110 +23,20 @@ import { CORE_REQUESTS, DEFAULT_MAX_REQUESTS } from './reports/limits.ts';
 
 const logLevels = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 
-/** Blank values count as unset: `FOO=` in a .env file should mean "use the default". */
-const optionalString = z.preprocess(
-  (v) => (typeof v === 'string' && v.trim() === '' ? undefined : v),
-  z.string().trim().optional(),
-);
-
-/** A duration in milliseconds; `atLeast` names a floor and why it is there. */
-const positiveInt = (fallback: number, atLeast?: { ms: number; why: string }) => {
-  const ms = z.coerce
-    .number({ error: 'must be a whole number of milliseconds' })
-    .int({ error: 'must be a whole number of milliseconds' });
-  return z.preprocess(
-    (v) => (typeof v === 'string' && v.trim() === '' ? undefined : v),
-    (atLeast
-      ? ms.min(atLeast.ms, { error: `must be at least ${atLeast.ms} (${atLeast.why})` })
-      : ms.positive({ error: 'must be greater than 0' })
-    ).default(fallback),
-  );
+/**
+ * The values `.env.example` holds as placeholders: copied into `.env` unchanged they pass every
+ * shape check, so they are refused by name (test/config.test.ts reads .env.example to keep
+ * this list whole).
+ */
+export const PLACEHOLDERS: Readonly<Record<string, string>> = {
+  SLACK_BOT_TOKEN: 'xoxb-your-bot-token',
+  MINTLIFY_API_KEY: 'mint_your_admin_key',
+  MINTLIFY_PROJECT_ID: 'your-project-id',
+  DATABASE_URL: 'postgres://bot:password@db.internal:5432/docs_agent_bot',
 };
 
-/** A count between `min` and `max` (a concurrency, a ceiling), `fallback` when unset. */
-const wholeNumber = (fallback: number, min: number, max: number) =>
-  z.preprocess(
-    (v) => (typeof v === 'string' && v.trim() === '' ? undefined : v),
-    z.coerce
-      .number({ error: 'must be a whole number' })
-      .int({ error: 'must be a whole number' })
-      .min(min, { error: `must be at least ${min}` })
-      .max(max, { error: `must be at most ${max}` })
-      .default(fallback),
-  );
-
-const httpUrl = (fallback: string) =>
-  z.preprocess(
-    (v) => (typeof v === 'string' && v.trim() === '' ? undefined : v),
-    z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' }).default(fallback),
-  );
-
-const optionalHttpUrl = z.preprocess(
-  (v) => (typeof v === 'string' && v.trim() === '' ? undefined : v),
-  z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' }).optional(),
-);
-
-/** What a Mintlify project id looks like (letters, digits, `_` and `-`). */
-export const PROJECT_ID = /^[A-Za-z0-9][A-Za-z0-9_-]{0,99}$/;
-const SLACK_USER_ID = /^[UW][A-Z0-9]{2,}$/;
-
-/** `a,b , c` → ['a', 'b', 'c']; blank means none. */
-const commaList = (v: unknown) =>
-  typeof v === 'string'
-    ? v
-        .split(',')
-        .map((x) => x.trim())
-        .filter(Boolean)
-    : v;
-
-/** `proj_a=mint_…,proj_b=mint_…` → { proj_a: 'mint_…', … }; the keys are never echoed. */
-const projectKeys = z.preprocess(
-  commaList,
-  z
-    .array(
-      z
-        .string()
-        .refine((pair) => /^[^=]+=.+$/.test(pair) && PROJECT_ID.test(pair.split('=')[0]!.trim()), {
-          error: 'must be a comma-separated list of projectId=key pairs',
-        }),
-    )
-    .default([])
-    .transform((pairs) =>
-      Object.fromEntries(
-        pairs.map((pair) => {
-          const at = pair.indexOf('=');
-          return [pair.slice(0, at).trim(), pair.slice(at + 1).trim()];
-        }),
-      ),
-    ),
-);
-/**
- * A comma-separated list of Slack ids (blank or unset: undefined, nobody left out). Ids are
- * not secrets, so a bad one is named in the error.
- */
-const slackIdList = (kind: string, pattern: RegExp, example: string) =>
-  z.preprocess(
-    (v) => (typeof v === 'string' && v.trim() === '' ? undefined : v),
-    z
-      .string()
-      .transform((v, ctx) => {
-        const ids = v
-          .split(',')
-          .map((id) => id.trim())
-          .filter(Boolean);
-        const bad = ids.filter((id) => !pattern.test(id));
-        if (bad.length > 0)
-          ctx.addIssue({
-            code: 'custom',
-            message: `must be comma-separated Slack ${kind} ids such as ${example}; not one: ${bad
-              .slice(0, 3)
-              .map((id) => JSON.stringify(id.slice(0, 30)))
-              .join(', ')}`,
-          });
-        return ids.length > 0 ? ids : undefined;
-      })
-      .optional(),
-  );
+/** A conversation the digest can post in: a public (C…) or private (G…) channel id. */
+const CHANNEL_ID = /^[CG][A-Z0-9]{2,}$/;
 
 const EnvSchema = z.object({
   SLACK_BOT_TOKEN: optionalString.pipe(
@@ -172,7 +96,15 @@ const EnvSchema = z.object({
   POLL_CONCURRENCY_MAX: wholeNumber(128, 1, 1_000),
   LEASE_MS: positiveInt(30_000, { ms: 1_000, why: 'a poll must fit inside its lease' }),
   SLACK_TIMEOUT_MS: positiveInt(15_000, { ms: 500, why: 'a Slack call takes a few hundred ms' }),
-  DIGEST_CHANNEL: optionalString,
+  DIGEST_CHANNEL: optionalString.pipe(
+    z
+      .string()
+      .regex(CHANNEL_ID, {
+        error:
+          'must be a channel id such as C0123ABCD, not a name (in Slack: the channel\u2019s details, at the bottom of About)',
+      })
+      .optional(),
+  ),
   DIGEST_CRON: optionalString.pipe(
     z
       .string()
@@ -281,12 +213,18 @@ export type ConfigResult = { ok: true; config: Config } | { ok: false; problems:
  */
 export function loadConfig(env: Record<string, string | undefined> = process.env): ConfigResult {
   const parsed = EnvSchema.safeParse(env);
-  const problems = parsed.success
-    ? []
-    : parsed.error.issues.map(
+  const placeholders = Object.entries(PLACEHOLDERS).filter(([name, v]) => env[name]?.trim() === v);
+  const copied = new Set(placeholders.map(([name]) => name));
+  // A placeholder's own line says what is wrong; its shape errors would only add noise.
+  const problems = [
+    ...placeholders.map(([name]) => `${name} still holds the placeholder from .env.example`),
+    ...(parsed.success ? [] : parsed.error.issues)
+      .filter((issue) => !copied.has(String(issue.path[0])))
+      .map(
         // A list's item index says nothing to the reader: the variable's name does.
         (issue) => `${String(issue.path[0] ?? 'environment')} ${issue.message}`,
-      );
+      ),
+  ];
   // Cross-field rules, checked even when other variables are wrong so that one run
   // lists every problem.
   if (!env.SLACK_APP_TOKEN?.trim() && !env.SLACK_SIGNING_SECRET?.trim()) {

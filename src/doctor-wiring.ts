@@ -21,6 +21,7 @@ export function doctorPorts(o: {
   projectId?: string;
 }): DoctorPorts {
   const slack = slackDoctorProbe(o.config.slack);
+  const digestChannel = o.config.digest.channel;
   return {
     nodeVersion: o.nodeVersion ?? process.version,
     nodeRequired: requiredNode(),
@@ -31,6 +32,7 @@ export function doctorPorts(o: {
     projectId: o.projectId ?? o.config.api.projectId,
     database: o.database,
     databaseLabel: databaseLabel(o.config.databaseUrl),
+    digestChannel: digestChannel ? () => slack.channelInfo(digestChannel) : undefined,
   };
 }
 

@@ -1,4 +1,5 @@
 import { ApiError, BudgetExhausted } from './api/errors.ts';
+import { type ChannelAnswer, checkDigestChannel } from './doctor-digest.ts';
 
 /**
  * The doctor: checks everything the bot needs from outside (Node, Slack's tokens and scopes,
@@ -41,6 +42,8 @@ export interface DoctorPorts {
   database(): Promise<string>;
   /** The database URL with any password hidden. */
   databaseLabel: string;
+  /** conversations.info on DIGEST_CHANNEL; undefined when no digest is set (no check). */
+  digestChannel?: (() => Promise<ChannelAnswer>) | undefined;
 }
 
 /** Runs every check, each on its own (one failing never hides the others). */
@@ -54,7 +57,11 @@ export async function runDoctor(p: DoctorPorts): Promise<Check[]> {
   const scopes = await guard('Bot scopes', () => checkScopes(p, auth));
   const socket = await guard('Slack app token', () => checkSocket(p));
   const api = await guard('Mintlify API', () => checkApi(p));
-  return [node, token, scopes, socket, api, database];
+  const digest = p.digestChannel;
+  const digestCheck = digest
+    ? [await guard('Digest channel', () => checkDigestChannel(digest))]
+    : [];
+  return [node, token, scopes, socket, api, database, ...digestCheck];
 }
 
 /** One line per check: `✓ name: detail` or `✗ name: detail. Fix: …`. */

@@ -1,5 +1,6 @@
 import { startBot } from './bot.ts';
 import { loadConfig } from './config.ts';
+import { hideConfigValues } from './config-values.ts';
 import { makeScrubber } from './log.ts';
 
 /**
@@ -30,11 +31,13 @@ try {
   process.on('SIGTERM', () => shutdown('SIGTERM'));
   process.on('SIGINT', () => shutdown('SIGINT'));
 } catch (err) {
-  // One readable line; the details (already scrubbed) went to the log.
+  // One readable line, naming configuration values rather than echoing them; the details
+  // (already scrubbed) went to the log.
   const { slack, api } = result.config;
   const scrub = makeScrubber([slack.botToken, slack.appToken, slack.signingSecret, api.key]);
+  const hide = hideConfigValues(result.config);
   process.stderr.write(
-    `startup failed: ${scrub(err instanceof Error ? err.message : String(err))}\n`,
+    `startup failed: ${scrub(hide(err instanceof Error ? err.message : String(err)))}\n`,
   );
   process.exit(1);
 }

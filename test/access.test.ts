@@ -45,11 +45,18 @@ describe('ALLOWED_CHANNELS / ALLOWED_USERS', () => {
     expect(unset.ok && unset.config.access).toEqual({ channels: undefined, users: undefined });
   });
 
-  it('names ids that do not look like Slack ids', () => {
-    const r = loadConfig({ ...valid, ALLOWED_CHANNELS: 'C0123,#general', ALLOWED_USERS: '@ann' });
+  it('says which entries do not look like Slack ids by their place, never by their text', () => {
+    const r = loadConfig({
+      ...valid,
+      ALLOWED_CHANNELS: 'C0777,#generalxyz',
+      ALLOWED_USERS: '@annxyz, U0OK1, bobxyz.smith',
+    });
     expect(r.ok ? [] : r.problems).toEqual([
-      'ALLOWED_CHANNELS must be comma-separated Slack channel ids such as C0123ABCD; not one: "#general"',
-      'ALLOWED_USERS must be comma-separated Slack user ids such as U0123ABCD; not one: "@ann"',
+      'ALLOWED_CHANNELS must be comma-separated Slack channel ids such as C0123ABCD; entry 2 of 2 is not',
+      'ALLOWED_USERS must be comma-separated Slack user ids such as U0123ABCD; entries 1, 3 of 3 are not',
     ]);
+    const text = r.ok ? '' : r.problems.join('\n');
+    for (const value of ['generalxyz', 'annxyz', 'bobxyz', 'U0OK1', 'C0777'])
+      expect(text).not.toContain(value);
   });
 });

@@ -1,5 +1,16 @@
+import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../src/config.ts';
+
+/** Every `NAME=value` line of .env.example, commented-out ones included, blank values left out. */
+const exampleValues = (): [string, string][] =>
+  [
+    ...readFileSync(new URL('../.env.example', import.meta.url), 'utf8').matchAll(
+      /^#? ?([A-Z][A-Z_]+)=(.*)$/gm,
+    ),
+  ]
+    .map((m): [string, string] => [m[1]!, m[2]!.trim()])
+    .filter(([, v]) => v !== '');
 
 const valid = {
   SLACK_BOT_TOKEN: 'xoxb-1-secret-bot',
@@ -199,5 +210,62 @@ describe('loadConfig', () => {
     expect(r.ok ? [] : r.problems).toEqual([
       'POLL_MAX_INTERVAL_MS must be at least POLL_INTERVAL_MS (9000)',
     ]);
+  });
+
+  it('refuses every placeholder .env.example holds, by name; its other values are the defaults', () => {
+    const defaults = loadConfig(valid);
+    if (!defaults.ok) throw new Error(defaults.problems.join('\n'));
+    const refused: string[] = [];
+    // Read from .env.example itself: a placeholder added there and not refused fails here.
+    for (const [name, value] of exampleValues()) {
+      const r = loadConfig({ ...valid, [name]: value });
+      if (r.ok) {
+        expect(r.config, `${name}=${value} is neither the default nor refused`).toEqual(
+          defaults.config,
+        );
+      } else {
+        expect(r.problems).toEqual([`${name} still holds the placeholder from .env.example`]);
+        refused.push(name);
+      }
+    }
+    expect(refused).toEqual(
+      expect.arrayContaining(['SLACK_BOT_TOKEN', 'MINTLIFY_API_KEY', 'MINTLIFY_PROJECT_ID']),
+    );
+    // Surrounding blanks (an editor's trailing space) do not let one through.
+    const padded = loadConfig({ ...valid, SLACK_BOT_TOKEN: ' xoxb-your-bot-token ' });
+    expect(padded.ok ? [] : padded.problems).toEqual([
+      'SLACK_BOT_TOKEN still holds the placeholder from .env.example',
+    ]);
+  });
+
+  it('reads .env.example copied unchanged as one line per placeholder, and nothing else', () => {
+    const copied = Object.fromEntries(
+      readFileSync(new URL('../.env.example', import.meta.url), 'utf8')
+        .split('\n')
+        .flatMap((l) => {
+          const m = /^([A-Z][A-Z_]+)=(.*)$/.exec(l);
+          return m ? [[m[1], m[2]]] : [];
+        }),
+    );
+    const r = loadConfig(copied);
+    expect(r.ok ? [] : r.problems).toEqual([
+      'SLACK_BOT_TOKEN still holds the placeholder from .env.example',
+      'MINTLIFY_API_KEY still holds the placeholder from .env.example',
+      'MINTLIFY_PROJECT_ID still holds the placeholder from .env.example',
+      'SLACK_SIGNING_SECRET is required in HTTP mode (set SLACK_APP_TOKEN to use Socket Mode instead)',
+    ]);
+  });
+
+  it('reads DIGEST_CHANNEL as a channel id (C… or G…) and refuses a name without echoing it', () => {
+    for (const id of ['C0123ABCD', 'G0456EFGH']) {
+      const r = loadConfig({ ...valid, DIGEST_CHANNEL: ` ${id} ` });
+      expect(r.ok && r.config.digest.channel).toBe(id);
+    }
+    for (const value of ['#docs-traffic', 'docs-traffic', 'U0123ABCD', 'D0123ABCD', 'c0123abcd']) {
+      const r = loadConfig({ ...valid, DIGEST_CHANNEL: value });
+      expect(r.ok ? [] : r.problems).toEqual([
+        'DIGEST_CHANNEL must be a channel id such as C0123ABCD, not a name (in Slack: the channel\u2019s details, at the bottom of About)',
+      ]);
+    }
   });
 });

@@ -12,7 +12,12 @@ describe('documentation matches the code', () => {
     expect([...tableRows].sort()).toEqual([...ENV_VARIABLES].sort());
     const example = read('.env.example');
     const named = [...example.matchAll(/^#? ?([A-Z][A-Z_]+)=/gm)].map((m) => m[1]);
-    expect([...new Set(named)].sort()).toEqual([...ENV_VARIABLES].sort());
+    // Besides the bot's own: what compose.yaml reads from .env for itself.
+    const composeOnly = [...read('compose.yaml').matchAll(/\$\{([A-Z_]+)/g)].map((m) => m[1]);
+    expect(composeOnly).toContain('POSTGRES_PASSWORD');
+    expect([...new Set(named)].sort()).toEqual(
+      [...new Set([...ENV_VARIABLES, ...composeOnly])].sort(),
+    );
   });
 
   it('does not set DATABASE_URL in .env.example, so the Docker image keeps its /data path', () => {
@@ -40,7 +45,36 @@ describe('documentation matches the code', () => {
 
   it('runs the compose replicas on the one PostgreSQL database', () => {
     const compose = read('compose.yaml');
-    expect(compose).toMatch(/DATABASE_URL: postgres:\/\/bot:.*@db:5432\/docs_agent_bot/);
-    expect(compose).toMatch(/replicas: 2/);
+    // Every bot service takes the shared definition, and with it the one database.
+    expect(compose).toMatch(/^x-bot: &bot$/m);
+    expect(compose).toMatch(/DATABASE_URL: postgres:\/\/bot@db:5432\/docs_agent_bot/);
+    expect(bots(compose).length).toBeGreaterThanOrEqual(2);
+    for (const b of bots(compose)) expect(b.body).toMatch(/^ {4}<<: \*bot$/m);
+  });
+
+  it('takes the database password from .env, never pastes it into a URL, and keeps each replica its /data', () => {
+    const compose = read('compose.yaml');
+    // Interpolated (compose reads .env for every command), not asked of the shell.
+    const uses = [...compose.matchAll(/^\s*([A-Z_]+): (.*POSTGRES_PASSWORD.*)$/gm)];
+    expect(uses.map((m) => m[1]).sort()).toEqual(['PGPASSWORD', 'POSTGRES_PASSWORD']);
+    for (const m of uses)
+      expect(m[2]).toMatch(/^\$\{POSTGRES_PASSWORD:\?set POSTGRES_PASSWORD in \.env\}$/);
+    expect(compose).not.toMatch(/postgres:\/\/[^\s@]*:[^\s@]*@/); // no password in any URL
+    expect(compose).not.toMatch(/POSTGRES_PASSWORD=… docker compose/);
+    expect(read('.env.example')).toMatch(/^# POSTGRES_PASSWORD=$/m);
+    // One named volume per replica (an anonymous one is dropped by `down`), declared at the top.
+    const volumes = bots(compose).map((b) => /^ {6}- ([\w-]+):\/data$/m.exec(b.body)?.[1]);
+    expect(volumes.every(Boolean)).toBe(true);
+    expect(new Set(volumes).size).toBe(volumes.length);
+    const declared = /^volumes:\n((?: {2}[\w-]+:\n?)+)/m.exec(compose)?.[1] ?? '';
+    for (const v of volumes) expect(declared).toContain(`  ${v}:`);
   });
 });
+
+/** The bot services of compose.yaml (those built from this repository), each with its lines. */
+function bots(compose: string): { name: string; body: string }[] {
+  const services = compose.slice(compose.indexOf('\nservices:\n'));
+  return [...services.matchAll(/^ {2}([\w-]+):\n((?: {4}.*\n|\s*\n)*)/gm)]
+    .map((m) => ({ name: m[1]!, body: m[2]! }))
+    .filter((s) => s.body.includes('<<: *bot') || /^ {4}build:/m.test(s.body));
+}

@@ -18,6 +18,8 @@ export const DEFAULT_USER = 'U0001';
 export interface Options {
   botPort: number;
   controlPort: number;
+  /** Whether each port was asked for (a flag): a default that is taken gives way to a free one. */
+  chosen: { botPort: boolean; controlPort: boolean };
   /** Where POST /dump writes calls.json. */
   out: string;
   /** Start the bot too (`npm run try`). */
@@ -40,8 +42,8 @@ export function options(args: string[] = process.argv.slice(2)): Options {
     ({ values } = parseArgs({
       args,
       options: {
-        'bot-port': { type: 'string', default: '3000' },
-        'control-port': { type: 'string', default: '3999' },
+        'bot-port': { type: 'string' },
+        'control-port': { type: 'string' },
         out: { type: 'string', default: 'slack-view-out' },
         help: { type: 'boolean', short: 'h' },
         bot: { type: 'boolean', default: false },
@@ -55,8 +57,8 @@ export function options(args: string[] = process.argv.slice(2)): Options {
     process.stdout.write(`${USAGE}\n`);
     process.exit(0);
   }
-  const botPort = port('bot-port', values['bot-port']);
-  const controlPort = port('control-port', values['control-port']);
+  const botPort = port('bot-port', values['bot-port'] ?? '3000');
+  const controlPort = port('control-port', values['control-port'] ?? '3999');
   if (botPort === controlPort) {
     process.stderr.write('--bot-port and --control-port must differ\n');
     process.exit(2);
@@ -64,6 +66,10 @@ export function options(args: string[] = process.argv.slice(2)): Options {
   return {
     botPort,
     controlPort,
+    chosen: {
+      botPort: values['bot-port'] !== undefined,
+      controlPort: values['control-port'] !== undefined,
+    },
     out: resolve(values.out || 'slack-view-out'),
     bot: values.bot === true,
   };

@@ -85,7 +85,8 @@ export interface Digest {
  * the last 24 h is caught up once; an older one is logged as skipped.
  */
 export function startDigest(deps: DigestDeps): Digest {
-  const log = deps.log.child({ component: 'digest', channelId: deps.channelId });
+  // No configuration value (channel, cron, zone) in its lines: they are named, not echoed.
+  const log = deps.log.child({ component: 'digest' });
   const now = deps.now ?? Date.now;
   const staleMs = deps.staleClaimMs ?? STALE_CLAIM_MS;
   const retryMs = deps.retryMs ?? RETRY_MS;
@@ -239,10 +240,7 @@ export function startDigest(deps: DigestDeps): Digest {
   } else if (missed) {
     log.info({ scheduledAt: missed.toISOString() }, 'digest.catch_up_skipped');
   }
-  log.info(
-    { cron: deps.cron, timeZone: deps.timeZone, next: job.nextRun()?.toISOString() },
-    'digest.scheduled',
-  );
+  log.info({ next: job.nextRun()?.toISOString() }, 'digest.scheduled');
 
   return {
     runFor,

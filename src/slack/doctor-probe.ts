@@ -1,13 +1,15 @@
 import { LogLevel, type Logger as SlackLogger, WebClient } from '@slack/web-api';
 import type { Config } from '../config.ts';
 import type { SlackAnswer } from '../doctor.ts';
+import type { ChannelAnswer } from '../doctor-digest.ts';
 import { webClientOptions } from './app.ts';
 import { toChatError } from './chat.ts';
 
 /**
  * The doctor's two questions to Slack, asked with the configured tokens: does the bot token
  * work, with which scopes (auth.test and its `x-oauth-scopes` header), and does the app token
- * open Socket Mode connections (apps.connections.open; the URL it hands out is not used).
+ * open Socket Mode connections (apps.connections.open; the URL it hands out is not used), and
+ * is the bot in the digest's channel (conversations.info).
  */
 export function slackDoctorProbe(slack: Config['slack']) {
   // Failures come back as values and are shown on the doctor's lines, not logged on the side.
@@ -50,5 +52,18 @@ export function slackDoctorProbe(slack: Config['slack']) {
           }
         }
       : undefined,
+    async channelInfo(channel: string): Promise<ChannelAnswer> {
+      try {
+        const r = await bot.conversations.info({ channel });
+        return {
+          ok: true,
+          ...(r.channel?.name ? { name: r.channel.name } : {}),
+          isMember: r.channel?.is_member === true,
+          isArchived: r.channel?.is_archived === true,
+        };
+      } catch (err) {
+        return { ok: false, error: toChatError(err).code };
+      }
+    },
   };
 }

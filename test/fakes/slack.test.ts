@@ -25,6 +25,32 @@ describe('FakeSlack with @slack/web-api', () => {
   });
   afterEach(() => slack.close());
 
+  it('describes channels with conversations.info as Slack answers a bot', async () => {
+    const info = (channel: string) => client.conversations.info({ channel });
+    expect((await info('C1')).channel).toMatchObject({
+      id: 'C1',
+      is_member: true,
+      is_private: false,
+    });
+    slack.removeBot('C1');
+    slack.nameChannel('C1', 'docs-traffic');
+    // A public channel without the bot is still described, as not joined.
+    expect((await info('C1')).channel).toMatchObject({ name: 'docs-traffic', is_member: false });
+    // A private one without the bot, and a deleted one, do not exist for it.
+    slack.removeBot('G1');
+    await expect(info('G1')).rejects.toMatchObject({ data: { error: 'channel_not_found' } });
+    slack.deleteChannel('C2');
+    await expect(info('C2')).rejects.toMatchObject({ data: { error: 'channel_not_found' } });
+    await expect(client.chat.postMessage({ channel: 'C2', text: 'x' })).rejects.toMatchObject({
+      data: { error: 'channel_not_found' },
+    });
+    // Once scopes are granted, the read scope is required.
+    slack.grantScopes(['chat:write']);
+    await expect(info('C1')).rejects.toMatchObject({
+      data: { error: 'missing_scope', needed: 'channels:read' },
+    });
+  });
+
   it('removes only reactions the bot added, as Slack does', async () => {
     const { ts } = await client.chat.postMessage({ channel: 'C1', text: 'root' });
     const at = { channel: 'C1', timestamp: ts as string };

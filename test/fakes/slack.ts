@@ -188,6 +188,16 @@ export class FakeSlack {
     this.messages.addBot(channel);
   }
 
+  /** What conversations.info calls the channel (default: `channel-<id in lower case>`). */
+  nameChannel(channel: string, name: string): void {
+    this.messages.nameChannel(channel, name);
+  }
+
+  /** The channel is deleted (or never existed): channel_not_found for every call naming it. */
+  deleteChannel(channel: string): void {
+    this.messages.deleteChannel(channel);
+  }
+
   /** A response_url as Slack hands out with slash commands; only issued ids accept POSTs. */
   responseUrl(id: string = randomBytes(6).toString('hex')): string {
     this.responseUses.set(id, this.responseUses.get(id) ?? 0);
@@ -203,6 +213,11 @@ export class FakeSlack {
     ts: string;
   } {
     return this.messages.addUserMessage(m);
+  }
+
+  /** The channels holding messages, in the order they were first written to. */
+  channels(): string[] {
+    return this.messages.channelIds();
   }
 
   /** Channel history in posting order, thread replies included. */
@@ -329,11 +344,26 @@ export class FakeSlack {
     return new Map<string, (a: Json) => Json>([
       ['auth.test', () => this.authTest()],
       ['apps.connections.open', () => this.connectionsOpen()],
-      ...this.messages.handlers(),
+      ...this.messages
+        .handlers()
+        .map(([method, handle]): [string, (a: Json) => Json] => [
+          method,
+          method === 'conversations.info' ? (a) => this.readScopeError(a) ?? handle(a) : handle,
+        ]),
       ...reactionHandlers(this.messages),
       ...this.viewState.handlers(),
       ...this.uploads.handlers(),
     ]);
+  }
+
+  /**
+   * conversations.info needs channels:read (groups:read for a private channel): once the
+   * granted scopes are set (grantScopes), a token without it gets missing_scope, as in Slack.
+   */
+  private readScopeError(a: Json): Json | undefined {
+    const needed = str(a.channel)?.startsWith('G') ? 'groups:read' : 'channels:read';
+    if (!this.grantedScopes || this.grantedScopes.includes(needed)) return undefined;
+    return { ...fail('missing_scope'), needed, provided: this.grantedScopes.join(',') };
   }
 
   private authTest(): Json {

@@ -44,6 +44,9 @@ export class Messages {
   readonly humanMessages: StoredMessage[] = [];
   private readonly channels = new Map<string, StoredMessage[]>();
   private readonly outside = new Set<string>();
+  /** Channels that do not exist (deleted, or never created): channel_not_found everywhere. */
+  private readonly gone = new Set<string>();
+  private readonly names = new Map<string, string>();
   private lastTsMicros = 0;
 
   /** The Web API methods answered here, by name. */
@@ -55,6 +58,7 @@ export class Messages {
       ['conversations.replies', (a) => this.replies(a)],
       ['conversations.history', (a) => this.channelHistory(a)],
       ['chat.getPermalink', (a) => this.permalink(a)],
+      ['conversations.info', (a) => this.info(a)],
     ];
   }
 
@@ -67,6 +71,16 @@ export class Messages {
     this.outside.delete(channel);
   }
 
+  /** What conversations.info calls the channel (default: `channel-<id in lower case>`). */
+  nameChannel(channel: string, name: string): void {
+    this.names.set(channel, name);
+  }
+
+  /** The channel no longer exists (or never did): every call naming it gets channel_not_found. */
+  deleteChannel(channel: string): void {
+    this.gone.add(channel);
+  }
+
   addUserMessage(m: { channel: string; user: string; text: string; thread_ts?: string }): {
     ts: string;
   } {
@@ -76,6 +90,11 @@ export class Messages {
     const msg = this.insert(m.channel, m.thread_ts, { user: m.user, text: m.text });
     this.humanMessages.push(msg);
     return { ts: msg.ts };
+  }
+
+  /** The channels holding messages, in the order they were first written to. */
+  channelIds(): string[] {
+    return [...this.channels].filter(([, list]) => list.length > 0).map(([id]) => id);
   }
 
   /** Channel history in posting order, thread replies included. */
@@ -106,9 +125,35 @@ export class Messages {
 
   /** Errors Slack checks before touching a channel, in its order: channel, membership. */
   channelError(channel: string | undefined): Json | undefined {
-    if (!channel) return fail('channel_not_found');
+    if (!channel || this.gone.has(channel)) return fail('channel_not_found');
     if (this.outside.has(channel)) return fail('not_in_channel');
     return undefined;
+  }
+
+  /**
+   * conversations.info as Slack answers a bot: a public channel it is not in is described
+   * (`is_member: false`); a private one (G…) it is not in does not exist for it.
+   */
+  private info(a: Json): Json {
+    const channel = str(a.channel);
+    const isPrivate = channel?.startsWith('G') ?? false;
+    if (!channel || this.gone.has(channel) || (isPrivate && this.outside.has(channel)))
+      return fail('channel_not_found');
+    const isIm = channel.startsWith('D');
+    return {
+      ok: true,
+      channel: {
+        id: channel,
+        ...(isIm
+          ? { is_im: true }
+          : { name: this.names.get(channel) ?? `channel-${channel.toLowerCase()}` }),
+        is_channel: !isPrivate && !isIm,
+        is_group: isPrivate,
+        is_private: isPrivate || isIm,
+        is_archived: false,
+        is_member: !this.outside.has(channel),
+      },
+    };
   }
 
   botMessage(channel: string, a: Json, extra: Partial<StoredMessage> = {}): StoredMessage {
