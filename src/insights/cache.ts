@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { Logger } from '../log.ts';
 import type { Store } from '../store/types.ts';
-import type { InsightsReport } from './service.ts';
+import type { InsightsReport } from './report.ts';
 
 /**
  * Where reports of settled periods are kept, so that restarts and other replicas answer them

@@ -1,4 +1,4 @@
-import type { InsightsReport } from './service.ts';
+import type { InsightsReport } from './report.ts';
 
 /** How an insights report reaches a channel. The Slack implementation is in `src/slack/`. */
 export interface InsightsPoster {

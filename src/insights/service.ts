@@ -1,32 +1,24 @@
 import { type Budget, HOUR_MS } from '../api/budget.ts';
 import { BudgetExhausted } from '../api/errors.ts';
-import type { SearchRow } from '../api/insights-schemas.ts';
 import type { Logger } from '../log.ts';
 import { apiParams, type DateRange, previousRange } from '../reports/range.ts';
 import { inTurns } from '../reports/turns.ts';
 import {
-  type Change,
   countsChange,
   DEFAULT_INSIGHTS,
-  type DislikedPage,
   dislikedPages,
   type InsightOptions,
-  type PeriodCounts,
   questionGapSteps,
-  type SearchGap,
   searchGapSteps,
   topSearches,
 } from './analyse.ts';
 import type { InsightsCache } from './cache.ts';
-import {
-  DEFAULT_INSIGHTS_MAX_REQUESTS,
-  planRequests,
-  type RequestPlan,
-  type Source,
-} from './plan.ts';
-import { type Coverage, PlannedReader, type StopReason } from './read.ts';
+import { DEFAULT_INSIGHTS_MAX_REQUESTS, planRequests, type RequestPlan } from './plan.ts';
+import { PlannedReader } from './read.ts';
+import type { InsightsReport } from './report.ts';
 import { type InsightsApi, readReport } from './sources.ts';
-import type { Topic } from './topics.ts';
+
+export type { InsightsReport } from './report.ts';
 
 /** A period counts as closed (its data settled) this long after it ends. */
 export const SETTLE_MS = 6 * 3_600_000;
@@ -34,33 +26,6 @@ const OPEN_CACHE_MS = 10 * 60_000;
 /** A settled period is kept a little over a week: next week's report reads it as "previous". */
 const CLOSED_CACHE_MS = 8 * 86_400_000;
 const MAX_CACHED = 64;
-
-export interface InsightsReport {
-  range: DateRange;
-  previous: DateRange;
-  project: string | undefined;
-  /** Unanswered assistant questions, grouped (topics.ts). */
-  questionGaps: Topic[];
-  searchGaps: SearchGap[];
-  /** Gap topics past the top N, not listed: the report says how many. */
-  moreGaps: { questions: number; searches: number };
-  disliked: DislikedPage[];
-  topSearches: SearchRow[];
-  counts: PeriodCounts;
-  /** `/feedback/by-page` answered only its first 100 pages (it has no pagination). */
-  feedbackPagesCut: boolean;
-  previousCounts: PeriodCounts | undefined;
-  changes: Partial<Record<keyof PeriodCounts, Change>>;
-  plan: RequestPlan;
-  coverage: Record<Source, Coverage>;
-  /** Requests sent for this report (0 when it came from a cache). */
-  requests: number;
-  /** Why reading stopped before the service said "no more", if it did. */
-  stoppedBy: StopReason | null;
-  /** The period had settled when built: cached for long, its counts reused as a "previous". */
-  closed: boolean;
-  generatedAt: number;
-}
 
 export interface InsightsServiceDeps {
   api: InsightsApi;

@@ -1,0 +1,34 @@
+import type { SearchRow } from '../api/insights-schemas.ts';
+import type { DateRange } from '../reports/range.ts';
+import type { Change, DislikedPage, PeriodCounts, SearchGap } from './analyse.ts';
+import type { RequestPlan, Source } from './plan.ts';
+import type { Coverage, StopReason } from './read.ts';
+import type { Topic } from './topics.ts';
+
+/** What `/insights` and the digest's insights section show, as the service builds it. */
+export interface InsightsReport {
+  range: DateRange;
+  previous: DateRange;
+  project: string | undefined;
+  /** Unanswered assistant questions, grouped (topics.ts). */
+  questionGaps: Topic[];
+  searchGaps: SearchGap[];
+  /** Gap topics past the top N, not listed: the report says how many. */
+  moreGaps: { questions: number; searches: number };
+  disliked: DislikedPage[];
+  topSearches: SearchRow[];
+  counts: PeriodCounts;
+  /** `/feedback/by-page` answered only its first 100 pages (it has no pagination). */
+  feedbackPagesCut: boolean;
+  previousCounts: PeriodCounts | undefined;
+  changes: Partial<Record<keyof PeriodCounts, Change>>;
+  plan: RequestPlan;
+  coverage: Record<Source, Coverage>;
+  /** Requests sent for this report (0 when it came from a cache). */
+  requests: number;
+  /** Why reading stopped before the service said "no more", if it did. */
+  stoppedBy: StopReason | null;
+  /** The period had settled when built: cached for long, its counts reused as a "previous". */
+  closed: boolean;
+  generatedAt: number;
+}
