@@ -1,4 +1,4 @@
-import type { ActionsBlock, Button, KnownBlock, ModalView } from '@slack/types';
+import type { ActionsBlock, Button, ModalView } from '@slack/types';
 import { takesFollowUps } from '../jobs/follow-up-form.ts';
 import { escapeAndTruncate, truncate } from '../mrkdwn.ts';
 import type { JobThread } from '../store/types.ts';
@@ -91,17 +91,9 @@ export function rootActions(t: ButtonsView): ActionsBlock | undefined {
   return elements.length ? { type: 'actions', block_id: 'job_actions', elements } : undefined;
 }
 
-/** The root's line for a job its requester stopped watching. */
-export function unwatchedLine(userId: string): KnownBlock {
-  return {
-    type: 'context',
-    elements: [
-      {
-        type: 'mrkdwn',
-        text: `:no_bell: No longer watched (cancelled by <@${userId}>). A follow-up in this thread resumes watching.`,
-      },
-    ],
-  };
+/** The root's note for a job its requester stopped watching (its status says "Not watched"). */
+export function unwatchedNote(userId: string): string {
+  return `Cancelled by <@${userId}>. A follow-up in this thread resumes watching.`;
 }
 
 /**

@@ -1,7 +1,13 @@
 import type { KnownBlock } from '@slack/types';
 import { escapeAndTruncate, escapeMrkdwn, link, quote } from '../mrkdwn.ts';
 import type { Announcement, JobThread, ThreadStatus } from '../store/types.ts';
-import { type ButtonsView, prButtonFits, rootActions, unwatchedLine } from './action-blocks.ts';
+import {
+  ACTIONS,
+  type ButtonsView,
+  prButtonFits,
+  rootActions,
+  unwatchedNote,
+} from './action-blocks.ts';
 
 /**
  * Pure Block Kit builders for the job thread. Every message has a plain-text `text`
@@ -28,6 +34,16 @@ const STATUS: Record<ThreadStatus, { emoji: string; label: string }> = {
   archived: { emoji: ':file_cabinet:', label: 'Archived' },
   lost: { emoji: ':grey_question:', label: 'Job not found' },
 };
+/** A job its requester stopped watching: running, as far as anyone knows, but not followed. */
+const UNWATCHED = { emoji: ':no_bell:', label: 'Not watched' };
+
+/** The status a root (and the App Home) shows: "Not watched" once watching was cancelled. */
+export function statusOf(t: Pick<JobThread, 'status'> & { unwatchedBy?: string | null }): {
+  emoji: string;
+  label: string;
+} {
+  return t.status === 'active' && t.unwatchedBy ? UNWATCHED : STATUS[t.status];
+}
 
 export type RootView = Pick<
   JobThread,
@@ -41,8 +57,13 @@ export function contextNote(n: number): string {
   return `with ${n} earlier message${n === 1 ? '' : 's'} from this thread as context`;
 }
 
+/**
+ * The job's root: the request, then one short context row (status and repo@ref, so that it
+ * stays on one line on a phone), the buttons. The model and the job id are developer detail:
+ * they go in the thread, on the outcome's reply (announcementMessage).
+ */
 export function rootMessage(t: RootView): Message {
-  const s = STATUS[t.status];
+  const s = statusOf(t);
   const blocks: KnownBlock[] = [
     {
       type: 'section',
@@ -53,32 +74,23 @@ export function rootMessage(t: RootView): Message {
     },
   ];
   const facts = [`${s.emoji} *${s.label}*`];
-  if (t.contextMessages) facts.push(`:speech_balloon: ${contextNote(t.contextMessages)}`);
-  if (t.origin) facts.push(`:bulb: Drafted from ${link(t.origin.url, t.origin.label)}`);
-  if (t.repository) facts.push(`:file_folder: ${repoLabel(t.repository, t.ref)}`);
-  if (t.model) facts.push(`:robot_face: ${escapeMrkdwn(t.model)}`);
-  if (t.jobId) facts.push(`Job \`${escapeMrkdwn(t.jobId)}\``);
-  blocks.push({ type: 'context', elements: facts.map((text) => ({ type: 'mrkdwn', text })) });
+  if (t.repository) facts.push(repoLabel(t.repository, t.ref));
+  blocks.push({ type: 'context', elements: [{ type: 'mrkdwn', text: facts.join(' · ') }] });
+  const notes: string[] = [];
+  if (t.contextMessages) notes.push(`:speech_balloon: Sent ${contextNote(t.contextMessages)}.`);
+  if (t.origin) notes.push(`:bulb: Drafted from ${link(t.origin.url, t.origin.label)}.`);
   // The "View pull request" button shows a link that fits one; any other is linked here.
-  if (t.prLink && !prButtonFits(t.prLink)) {
-    blocks.push({
-      type: 'section',
-      text: { type: 'mrkdwn', text: `:link: ${link(t.prLink, 'View the pull request')}` },
-    });
-  }
+  if (t.prLink && !prButtonFits(t.prLink))
+    notes.push(`:link: ${link(t.prLink, 'View the pull request')}`);
+  if (t.status === 'active' && t.unwatchedBy) notes.push(unwatchedNote(t.unwatchedBy));
+  else if (t.status === 'active' || t.status === 'starting')
+    notes.push('Reply in this thread to send the agent more instructions.');
+  if (notes.length)
+    blocks.push({ type: 'context', elements: notes.map((text) => ({ type: 'mrkdwn', text })) });
   if (t.status === 'start_failed' && t.error) {
     blocks.push({
       type: 'section',
       text: { type: 'mrkdwn', text: escapeAndTruncate(t.error, 2_900) },
-    });
-  } else if (t.status === 'active' && t.unwatchedBy) {
-    blocks.push(unwatchedLine(t.unwatchedBy));
-  } else if (t.status === 'active' || t.status === 'starting') {
-    blocks.push({
-      type: 'context',
-      elements: [
-        { type: 'mrkdwn', text: 'Reply in this thread to send the agent more instructions.' },
-      ],
     });
   }
   const actions = rootActions(t);
@@ -93,25 +105,70 @@ function repoLabel(repository: string, ref: string | null): string {
   return /^https?:\/\//.test(repository) ? link(repository, label) : escapeMrkdwn(label);
 }
 
-export function announcementMessage(a: Announcement): Message {
+/**
+ * A pull request's short name: `owner/repo#N` for GitHub, `group/repo!N` for a GitLab merge
+ * request; any other link shows as its host and path.
+ */
+export function prName(prLink: string): string {
+  const gh = /^https?:\/\/(?:www\.)?github\.com\/([^/\s]+\/[^/\s]+)\/pull\/(\d+)/.exec(prLink);
+  if (gh) return `${gh[1]}#${gh[2]}`;
+  const gl = /^https?:\/\/[^/\s]+\/(.+?)\/-\/merge_requests\/(\d+)/.exec(prLink);
+  if (gl) return `${gl[1]}!${gl[2]}`;
+  return prLink.replace(/^https?:\/\//, '').replace(/\/$/, '');
+}
+
+/** Where the job's developer detail lives: the outcome's reply, in small print. */
+export type AnnouncedJob = Pick<JobThread, 'jobId' | 'model'>;
+
+/**
+ * A reply in the job's thread. The outcome says what happened in words (the status itself is
+ * the reaction and the root's status line: no second ✅ here); a completed job's names its
+ * pull request as `owner/repo#N` with a button.
+ */
+export function announcementMessage(a: Announcement, job?: AnnouncedJob): Message {
   const text = announcementText(a);
-  return { text, blocks: [{ type: 'section', text: { type: 'mrkdwn', text } }] };
+  const blocks: KnownBlock[] = [{ type: 'section', text: { type: 'mrkdwn', text } }];
+  if (a.kind === 'completed' && a.prLink && prButtonFits(a.prLink)) {
+    blocks.push({
+      type: 'actions',
+      block_id: 'announcement_actions',
+      elements: [
+        {
+          type: 'button',
+          action_id: ACTIONS.viewPr,
+          text: { type: 'plain_text', text: 'View pull request' },
+          url: a.prLink,
+          style: 'primary',
+        },
+      ],
+    });
+  }
+  const detail = a.kind === 'notice' ? undefined : jobDetail(job);
+  if (detail) blocks.push({ type: 'context', elements: [{ type: 'mrkdwn', text: detail }] });
+  return { text, blocks };
+}
+
+function jobDetail(job: AnnouncedJob | undefined): string | undefined {
+  const parts: string[] = [];
+  if (job?.jobId) parts.push(`Job \`${escapeMrkdwn(job.jobId)}\``);
+  if (job?.model) parts.push(`model ${escapeMrkdwn(job.model)}`);
+  return parts.length ? parts.join(' · ') : undefined;
 }
 
 function announcementText(a: Announcement): string {
   switch (a.kind) {
     case 'completed':
       return a.prLink
-        ? `:white_check_mark: The agent finished and opened a pull request: ${link(a.prLink, a.prLink)}`
-        : ':white_check_mark: The agent finished. No files were changed, so there is no pull request.';
+        ? `The agent opened a pull request: ${link(a.prLink, prName(a.prLink))}`
+        : 'The agent finished. No files were changed, so there is no pull request.';
     case 'failed':
-      return ':x: The agent job failed. Reply in this thread with more guidance to try again, or start a new job with `/agent`.';
+      return 'The agent job failed. Reply in this thread with more guidance to try again, or start a new job with `/agent`.';
     case 'archived':
-      return ':file_cabinet: The job was archived.';
+      return 'The job was archived.';
     case 'notice':
       return `:warning: ${escapeAndTruncate(a.detail ?? '', 2_900)}`;
     case 'lost':
-      return ':grey_question: The job can no longer be found (the API answered 404), so I stopped watching it.';
+      return 'The job can no longer be found (the API answered 404), so I stopped watching it.';
   }
 }
 

@@ -206,7 +206,7 @@ export function createSlackJobChat(
         client.chat.postMessage({
           channel: thread.channelId,
           thread_ts: thread.threadTs,
-          ...parts(announcementMessage(a)),
+          ...parts(announcementMessage(a, thread)),
           unfurl_links: false,
           metadata: {
             event_type: ANNOUNCEMENT_EVENT,

@@ -1,7 +1,8 @@
 import type { KnownBlock } from '@slack/types';
 import { escapeAndTruncate, escapeMrkdwn, link } from '../mrkdwn.ts';
 import { formatRange } from '../reports/range.ts';
-import type { Counts, JobThread, ReportHeadline, ThreadStatus } from '../store/types.ts';
+import type { Counts, JobThread, ReportHeadline } from '../store/types.ts';
+import { statusOf } from './blocks.ts';
 
 /**
  * The App Home tab, built purely from what the publisher gathered: the person's recent jobs
@@ -19,7 +20,8 @@ export interface HomeJob {
   thread: Pick<
     JobThread,
     'channelId' | 'threadTs' | 'prompt' | 'status' | 'prLink' | 'createdAt' | 'jobId'
-  >;
+  > &
+    Partial<Pick<JobThread, 'unwatchedBy'>>;
   /** The thread's permalink; undefined when Slack would not give one. */
   permalink: string | undefined;
 }
@@ -44,16 +46,6 @@ export interface HomeView {
   type: 'home';
   blocks: KnownBlock[];
 }
-
-const STATUS: Record<ThreadStatus, string> = {
-  starting: ':hourglass_flowing_sand: Starting',
-  start_failed: ':warning: Could not start',
-  active: ':gear: Working',
-  completed: ':white_check_mark: Completed',
-  failed: ':x: Failed',
-  archived: ':file_cabinet: Archived',
-  lost: ':grey_question: Job not found',
-};
 
 const mrkdwn = (text: string) => ({ type: 'mrkdwn' as const, text });
 const header = (text: string): KnownBlock => ({
@@ -116,7 +108,8 @@ function jobBlocks(jobs: HomeJob[]): KnownBlock[] {
     ];
   return jobs.slice(0, HOME_JOBS).flatMap(({ thread: t, permalink }): KnownBlock[] => {
     const where = permalink ? link(permalink, 'Open the thread') : `<#${t.channelId}>`;
-    const parts = [`*${STATUS[t.status]}* · <#${t.channelId}> · ${where}`];
+    const s = statusOf(t);
+    const parts = [`*${s.emoji} ${s.label}* · <#${t.channelId}> · ${where}`];
     if (t.prLink) parts.push(`:link: ${link(t.prLink, 'View the pull request')}`);
     return [
       section(

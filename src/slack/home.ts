@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import type { App } from '@slack/bolt';
 import type { WebClient } from '@slack/web-api';
 import { z } from 'zod';
@@ -11,18 +12,23 @@ import { HOME_JOBS, type HomeJob, homeView, type ProjectBudget } from './home-bl
 
 /**
  * The App Home: published when a person opens the tab, and again when one of their jobs
- * changes. Refreshes are coalesced per person (one publish however many changes pile up in
- * `debounceMs`), at most one publish per person every `gapMs`, one at a time (views.publish is
- * Tier 4), off every ack path and never in the way of the job announcements: a Home that
- * fails is logged and left as it was.
+ * changes, only if what they would see changed. Refreshes are coalesced per person (one
+ * look however many changes pile up in `debounceMs`), at most one publish per person every
+ * `gapMs`, one at a time (views.publish is Tier 4), off every ack path and never in the way
+ * of the job announcements: a Home that fails is logged and left as it was. A refresh whose
+ * view hashes the same as the last one published for the person is not sent (a job's root
+ * is edited far more often than its line on the Home changes).
  */
 export interface HomePublisher {
-  /** Publishes now (the tab was opened). Never throws. */
+  /** Publishes now, changed or not (the tab was opened). Never throws. */
   publish(teamId: string, userId: string): Promise<void>;
-  /** Publishes soon, coalesced (one of the person's jobs changed). */
+  /** Publishes soon, coalesced, if the person's view changed (one of their jobs did). */
   refresh(teamId: string, userId: string): void;
   stop(): void;
 }
+
+/** People whose last published view is remembered; beyond that, a refresh publishes. */
+const PUBLISHED_MAX = 5_000;
 
 export function createHomePublisher(deps: {
   client: Pick<WebClient, 'views' | 'chat'>;
@@ -62,7 +68,15 @@ export function createHomePublisher(deps: {
     }
   }
 
-  async function publishNow(teamId: string, userId: string): Promise<void> {
+  /** The hash of the last view published for each person (the newest few thousand). */
+  const published = new Map<string, string>();
+  function remember(userId: string, hash: string): void {
+    published.delete(userId);
+    published.set(userId, hash);
+    if (published.size > PUBLISHED_MAX) published.delete(published.keys().next().value ?? '');
+  }
+
+  async function publishNow(teamId: string, userId: string, opened: boolean): Promise<void> {
     const started = performance.now();
     lastAt.set(userId, Date.now());
     try {
@@ -81,12 +95,23 @@ export function createHomePublisher(deps: {
         ),
         budgetsOf(threads),
       ]);
-      const view = homeView({ jobs, budgets, report, now: Date.now() });
+      const data = { jobs, budgets, report };
+      // Without its "Updated at" line, which changes every time.
+      const hash = createHash('sha256')
+        .update(JSON.stringify(homeView({ ...data, now: 0 })))
+        .digest('base64url');
+      if (!opened && published.get(userId) === hash) {
+        log.debug({ userId }, 'home.unchanged');
+        return;
+      }
+      const view = homeView({ ...data, now: Date.now() });
       await deps.client.views.publish({ user_id: userId, view });
+      remember(userId, hash);
       const durationMs = Math.round(performance.now() - started);
-      log.info({ userId, jobs: jobs.length, durationMs }, 'home.published');
+      log.info({ userId, jobs: jobs.length, durationMs, opened }, 'home.published');
     } catch (err) {
       const e = toChatError(err);
+      published.delete(userId); // what the person sees is not known: the next look publishes
       log.warn({ err: e, userId, code: e.code }, 'home.publish_failed');
       if (e.retryAfterMs !== undefined) schedule(teamId, userId, e.retryAfterMs);
     }
@@ -105,8 +130,8 @@ export function createHomePublisher(deps: {
   }
 
   /** One publish at a time, in order. */
-  function enqueue(teamId: string, userId: string): Promise<void> {
-    chain = chain.then(() => (stopped ? undefined : publishNow(teamId, userId)));
+  function enqueue(teamId: string, userId: string, opened: boolean): Promise<void> {
+    chain = chain.then(() => (stopped ? undefined : publishNow(teamId, userId, opened)));
     return chain;
   }
 
@@ -116,14 +141,14 @@ export function createHomePublisher(deps: {
     const wait = Math.max(debounceMs, gapMs - sinceLast, atLeastMs);
     const timer = setTimeout(() => {
       timers.delete(userId);
-      void enqueue(teamId, userId);
+      void enqueue(teamId, userId, false);
     }, wait);
     timer.unref();
     timers.set(userId, timer);
   }
 
   return {
-    publish: (teamId, userId) => enqueue(teamId, userId),
+    publish: (teamId, userId) => enqueue(teamId, userId, true),
     refresh: (teamId, userId) => schedule(teamId, userId),
     stop() {
       stopped = true;

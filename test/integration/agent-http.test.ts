@@ -48,8 +48,9 @@ describe('/agent over signed HTTP', () => {
 
     const updated = h.slack.history(CHANNEL).find((m) => m.ts === root.ts)!;
     const shown = JSON.stringify(updated.blocks);
-    for (const part of ['Working', job.id, 'acme/docs@main', job.model])
-      expect(shown).toContain(part);
+    for (const part of ['Working', 'acme/docs@main']) expect(shown).toContain(part);
+    // The model and job id are developer detail: in the thread once there is an outcome.
+    for (const part of [job.id, job.model]) expect(shown).not.toContain(part);
 
     const store = await h.openStore();
     expect(await store.findThread('T0001', CHANNEL, root.ts)).toMatchObject({
@@ -59,21 +60,35 @@ describe('/agent over signed HTTP', () => {
     await store.close();
   });
 
-  it('posts the PR link in the thread exactly once when the job completes', async () => {
+  it('posts the PR once in the thread as owner/repo#N with its button, and one status reaction', async () => {
     const { root, job } = await startJob();
     h.api.complete(job.id, 'https://github.com/acme/docs/pull/42');
     await eventually(() => h.botReplies(root.ts).length === 1, 'completion announcement');
     await sleep(600); // several more poll intervals: nothing new may appear
     const replies = h.botReplies(root.ts);
     expect(texts(replies)).toEqual([
-      expect.stringContaining('https://github.com/acme/docs/pull/42'),
+      'The agent opened a pull request: <https://github.com/acme/docs/pull/42|acme/docs#42>',
     ]);
+    const reply = JSON.stringify(replies[0]?.blocks);
+    expect(reply).toContain('"url":"https://github.com/acme/docs/pull/42"');
+    expect(reply).toContain(`Job \`${job.id}\` · model ${job.model}`);
     expect(replies[0]?.metadata).toMatchObject({ event_type: 'docs_agent_announcement' });
     const rootNow = h.slack.history(CHANNEL).find((m) => m.ts === root.ts)!;
     expect(JSON.stringify(rootNow.blocks)).toContain(
       '"url":"https://github.com/acme/docs/pull/42"',
     );
     expect(rootNow.text).toMatch(/^Completed/);
+    // One ✅ in the channel: the reaction on the root (the message the /agent made), not a
+    // second one on the reply.
+    await eventually(
+      () => rootNow.reactions.map((r) => r.name).join() === 'white_check_mark',
+      'reaction',
+    );
+    const shown = JSON.stringify(h.slack.history(CHANNEL).map((m) => [m.text, m.blocks]));
+    expect(shown.match(/white_check_mark/g)).toHaveLength(1); // the root's status line
+    expect(h.slack.callsTo('reactions.add').map((c) => c.args.timestamp)).toEqual(
+      h.slack.callsTo('reactions.add').map(() => root.ts),
+    );
   });
 
   it('says plainly that no files were changed when prLink is null', async () => {

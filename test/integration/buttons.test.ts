@@ -266,10 +266,14 @@ describe('View pull request, Send follow-up, Cancel watching, status reactions',
     expect(actionIds(r.ts)).toContain('job_unwatch');
 
     await h.click(r.ts, 'job_unwatch');
+    // The root's status line itself says so: no "Working" left beside a separate note.
     await eventually(
-      () => JSON.stringify(root(r.ts).blocks).includes('No longer watched (cancelled by <@U0001>)'),
+      () => JSON.stringify(root(r.ts).blocks).includes(':no_bell: *Not watched*'),
       'the root saying so',
     );
+    expect(JSON.stringify(root(r.ts).blocks)).toContain('Cancelled by <@U0001>');
+    expect(JSON.stringify(root(r.ts).blocks)).not.toContain('Working');
+    expect(root(r.ts).text).toMatch(/^Not watched: /);
     await eventually(() => reactions(r.ts).join() === 'no_bell', 'no bell');
     expect(actionIds(r.ts)).toEqual(['job_follow_up']);
     const getsOf = (id: string) => h.api.requestsTo('get').filter((g) => g.path.includes(id));

@@ -85,6 +85,36 @@ describe('App Home', () => {
     expect(homeOf()).toContain('https://github.com/acme/docs/pull/7');
   });
 
+  it('follows Cancel watching: the job is listed as not watched, no longer as Working', async () => {
+    const { root } = await startJob('Add a changelog');
+    expect(await openHome()).toContain(':gear: Working');
+    await h.click(root.ts, 'job_unwatch');
+    await eventually(() => homeOf().includes(':no_bell: Not watched'), 'home follows', 8_000);
+    expect(homeOf()).not.toContain('Working');
+  });
+
+  it('publishes only when what the person sees changes, coalesced, and always on opening', async () => {
+    const { job } = await startJob('Add a changelog');
+    // The job's root is edited (Starting, then Working): the Home follows with one publish
+    // for the burst, then nothing while nothing the person sees changes.
+    await eventually(() => publishes().length >= 1, 'the first publish', 8_000);
+    await sleep(2_500);
+    const settled = publishes().length;
+    expect(settled).toBe(1);
+    expect(homeOf()).toContain('Working');
+    expect(publishes()).toHaveLength(settled);
+    // Opening the tab publishes, changed or not.
+    await openHome();
+    expect(publishes()).toHaveLength(settled + 1);
+    // A real change is published once.
+    h.api.complete(job.id, 'https://github.com/acme/docs/pull/9');
+    await eventually(() => homeOf().includes('Completed'), 'home shows completion', 8_000);
+    await sleep(2_500);
+    expect(publishes()).toHaveLength(settled + 2);
+    const bodies = publishes().map((c) => JSON.stringify(c.args.view).replace(/Updated .*?"/, ''));
+    expect(new Set(bodies).size).toBe(bodies.length - 1); // only the opening repeated a view
+  });
+
   it('never lets a failing Home hold up a job announcement', async () => {
     h.slack.failNext('views.publish', { error: 'internal_error' }, 10);
     const { root, job } = await startJob('Add a glossary');

@@ -69,6 +69,30 @@ async function waitWorking(rootTs: string) {
 }
 
 describe('mentions', () => {
+  it("shows the job's one status reaction on the person's mention, never on the bot's messages", async () => {
+    const m = say(`@${BOT} add a Go quickstart`);
+    await h.deliverEvent(m.asMention());
+    const root = await eventually(() => rootIn(m.ts), 'the root in the mention thread');
+    const job = await eventually(() => h.api.createdJobs()[0], 'the job');
+    h.api.complete(job.id, 'https://github.com/acme/docs/pull/5');
+    const mention = () => h.slack.history(CHANNEL).find((x) => x.ts === m.ts)!;
+    await eventually(
+      () =>
+        mention()
+          .reactions.map((r) => r.name)
+          .join() === 'white_check_mark',
+      'the check mark on the mention',
+    );
+    await eventually(() => h.botReplies(m.ts).length === 2, 'root and the PR reply');
+    const reacted = new Set(h.slack.callsTo('reactions.add').map((c) => c.args.timestamp));
+    expect([...reacted]).toEqual([m.ts]);
+    expect(h.slack.history(CHANNEL).find((x) => x.ts === root.ts)?.reactions).toEqual([]);
+    const reply = h.botReplies(m.ts).find((x) => x.ts !== root.ts)!;
+    expect(reply.text).toBe(
+      'The agent opened a pull request: <https://github.com/acme/docs/pull/5|acme/docs#5>',
+    );
+  });
+
   it('starts one job from a mention, with its root in the mention thread', async () => {
     const m = say(`@${BOT} add a Python quickstart & <tabs>`);
     expect((await h.deliverEvent(m.asMention())).status).toBe(200);

@@ -73,9 +73,13 @@ describe('root buttons', () => {
       expect((b as { text: { text: string } }).text.text.length).toBeLessThanOrEqual(75);
   });
 
-  it('says on the root who stopped watching', () => {
+  it('says on the root who stopped watching, in its status line', () => {
     const m = rootMessage({ ...base, unwatchedBy: 'U1' });
-    expect(JSON.stringify(m.blocks)).toContain('No longer watched (cancelled by <@U1>)');
+    const shown = JSON.stringify(m.blocks);
+    expect(shown).toContain(':no_bell: *Not watched*');
+    expect(shown).not.toContain('Working');
+    expect(m.text).toMatch(/^Not watched: /);
+    expect(shown).toContain('Cancelled by <@U1>');
     expect(JSON.stringify(m.blocks)).not.toContain('Reply in this thread to send');
   });
 });

@@ -3,6 +3,7 @@ import { decodeSlackText, escapeMrkdwn, link, truncate } from '../../src/mrkdwn.
 import {
   AGENT_USAGE,
   announcementMessage,
+  prName,
   type RootView,
   rootMessage,
 } from '../../src/slack/blocks.ts';
@@ -53,19 +54,21 @@ describe('mrkdwn', () => {
 });
 
 describe('root message', () => {
-  it('shows who asked, the prompt, status, repository@ref, model and job id', () => {
+  it('shows who asked, the prompt, and one short context row: status and repository@ref', () => {
     const m = rootMessage(view());
     const t = allText(m);
-    for (const part of [
-      '<@U1>',
-      'Add a quickstart',
-      'Working',
-      'acme/docs@main',
-      'claude-sonnet-4',
-      'job_1',
-    ]) {
+    for (const part of ['<@U1>', 'Add a quickstart', 'Working', 'acme/docs@main']) {
       expect(t).toContain(part);
     }
+    // Developer detail is in the thread (the outcome's reply), not on the root.
+    expect(t).not.toContain('claude-sonnet-4');
+    expect(t).not.toContain('job_1');
+    const [row] = m.blocks.filter((b) => b.type === 'context');
+    expect(row).toMatchObject({ type: 'context', elements: [{ type: 'mrkdwn' }] });
+    const rowText = (row as { elements: { text: string }[] }).elements[0]!.text;
+    expect(rowText).toMatch(/^:gear: \*Working\* · /);
+    // About one phone line: the status and the repo's label, not five facts.
+    expect(rowText.replace(/<[^|>]*\|([^>]*)>/g, '$1').length).toBeLessThanOrEqual(40);
     expect(m.text).toMatch(/^Working: docs agent job for <@U1>/);
   });
 
@@ -115,11 +118,27 @@ describe('root message', () => {
 });
 
 describe('announcements', () => {
-  it('announces a PR link, or plainly that no files changed', () => {
-    expect(
-      announcementMessage({ key: 'k', kind: 'completed', prLink: 'https://github.com/a/b/pull/1' })
-        .text,
-    ).toContain('<https://github.com/a/b/pull/1|https://github.com/a/b/pull/1>');
+  it('names the PR as owner/repo#N with its button, or says plainly that no files changed', () => {
+    const done = announcementMessage(
+      { key: 'k', kind: 'completed', prLink: 'https://github.com/a/b/pull/1' },
+      { jobId: 'job_1', model: 'claude-sonnet-4' },
+    );
+    expect(done.text).toBe(
+      'The agent opened a pull request: <https://github.com/a/b/pull/1|a/b#1>',
+    );
+    // No second status signal: the reaction and the root's status line tell it.
+    expect(done.text).not.toContain(':white_check_mark:');
+    expect(done.blocks[1]).toMatchObject({
+      type: 'actions',
+      elements: [{ type: 'button', url: 'https://github.com/a/b/pull/1', style: 'primary' }],
+    });
+    // The job's developer detail, in small print in the thread.
+    expect(done.blocks[2]).toMatchObject({
+      type: 'context',
+      elements: [{ text: 'Job `job_1` · model claude-sonnet-4' }],
+    });
+    expect(prName('https://gitlab.com/acme/docs/-/merge_requests/7')).toBe('acme/docs!7');
+    expect(prName('https://example.com/pr/9/')).toBe('example.com/pr/9');
     expect(announcementMessage({ key: 'k', kind: 'completed', prLink: null }).text).toContain(
       'No files were changed',
     );
