@@ -18,7 +18,7 @@ import { memoryLogger } from '../helpers/log.ts';
 import { freePort } from '../helpers/net.ts';
 import { createTestDatabase, postgresAvailable } from '../helpers/postgres.ts';
 import { spawnBot } from '../helpers/process.ts';
-import { thread } from './engines.ts';
+import { thread } from './fixtures.ts';
 
 /**
  * Rolling deploys and rollbacks (README): this build is "the older build"; a "newer build" is
