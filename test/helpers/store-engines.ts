@@ -2,18 +2,60 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe } from 'vitest';
+import type { Engine } from '../../src/store/engine.ts';
 import { openPostgresStore } from '../../src/store/postgres.ts';
 import { openSqliteStore } from '../../src/store/sqlite.ts';
 import type { Store } from '../../src/store/types.ts';
 import { memoryLogger } from './log.ts';
 import { createTestDatabase, postgresAvailable } from './postgres.ts';
 
+/** 'sqlite' or 'postgres'. */
+export type EngineKind = Engine['kind'];
+
 /**
- * The engines the store suite runs on (test/store/*.test.ts).
- *
- * One suite for every engine: both must pass exactly these tests. Each test gets a fresh
- * database: a real SQLite file in a temp folder, or a new PostgreSQL database dropped after.
- * `open()` may be called more than once: every call is another process on the same data.
+ * The engines the store suites (test/store/*.test.ts) run on: both must pass exactly the same
+ * tests. Without a server the PostgreSQL half is left out with one line, except under
+ * CI=true, where importing test/helpers/postgres.ts already failed the run.
+ */
+export const engineKinds: readonly EngineKind[] = postgresAvailable
+  ? ['sqlite', 'postgres']
+  : ['sqlite'];
+
+/** A fresh, empty database; `drop()` removes it (the temp folder, or the database). */
+export interface FreshDatabase {
+  kind: EngineKind;
+  /** The SQLite file (not created yet), or the PostgreSQL database's URL. */
+  at: string;
+  drop(): Promise<void>;
+}
+
+/** A SQLite file (`sqliteFile`) in a new temp folder of its own, or a new PostgreSQL database. */
+export async function freshDatabase(
+  kind: EngineKind,
+  sqliteFile = 'bot.sqlite',
+): Promise<FreshDatabase> {
+  if (kind === 'postgres') {
+    const db = await createTestDatabase();
+    return { kind, at: db.url, drop: () => db.drop() };
+  }
+  const dir = mkdtempSync(join(tmpdir(), 'store-'));
+  return {
+    kind,
+    at: join(dir, sqliteFile),
+    drop: async () => rmSync(dir, { recursive: true, force: true }),
+  };
+}
+
+/** This build's store on the database; every call is another process on the same data. */
+export function openStore(db: FreshDatabase, poolSize: number): Promise<Store> {
+  return db.kind === 'sqlite'
+    ? openSqliteStore(db.at)
+    : openPostgresStore(db.at, { log: memoryLogger().log, poolSize });
+}
+
+/**
+ * One engine's place for a test: a fresh database, dropped after. `open()` may be called
+ * more than once: every call is another process on the same data.
  */
 export interface Place {
   open(): Promise<Store>;
@@ -25,33 +67,14 @@ export interface Place {
    */
   replicas: boolean;
 }
-export const engines: [string, () => Promise<Place>][] = [
-  [
-    'sqlite',
-    async () => {
-      const dir = mkdtempSync(join(tmpdir(), 'store-'));
-      return {
-        open: () => openSqliteStore(join(dir, 'nested', 'bot.sqlite')),
-        cleanup: async () => rmSync(dir, { recursive: true, force: true }),
-        replicas: false,
-      };
-    },
-  ],
-];
-// Without a server the PostgreSQL half is left out with one line, except under CI=true,
-// where importing test/helpers/postgres.ts already failed the run.
-if (postgresAvailable)
-  engines.push([
-    'postgres',
-    async () => {
-      const db = await createTestDatabase();
-      return {
-        open: () => openPostgresStore(db.url, { log: memoryLogger().log, poolSize: 4 }),
-        cleanup: () => db.drop(),
-        replicas: true,
-      };
-    },
-  ]);
+export const engines: [EngineKind, () => Promise<Place>][] = engineKinds.map((kind) => [
+  kind,
+  async () => {
+    // A folder that does not exist yet: opening the store creates it.
+    const db = await freshDatabase(kind, join('nested', 'bot.sqlite'));
+    return { open: () => openStore(db, 4), cleanup: db.drop, replicas: kind === 'postgres' };
+  },
+]);
 
 /** What a test in `describeEachEngine` works on, set up afresh before each test. */
 export interface StoreUnderTest {
