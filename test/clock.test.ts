@@ -12,7 +12,7 @@ import type { Store } from '../src/store/types.ts';
 import { memoryLogger } from './helpers/log.ts';
 import { eventually } from './helpers/net.ts';
 import { createTestDatabase, postgresAvailable, type TestDatabase } from './helpers/postgres.ts';
-import { snap, thread } from './store/engines.ts';
+import { snap, thread } from './store/fixtures.ts';
 
 /** LEASE_MS in production; a replica 6 s fast is 0.2 of it. */
 const LEASE_MS = 30_000;

@@ -1,7 +1,7 @@
 import type { FakeSlack, RecordedCall } from '../fakes/slack.ts';
 import { USER } from '../helpers/harness.ts';
 
-/** What the world knows of a command it sent (a subset of world.ts's CommandRecord). */
+/** What the world knows of a command it sent (a subset of slack-side.ts's CommandRecord). */
 export interface SentCommand {
   prompt: string;
   channel: string;

@@ -1,5 +1,8 @@
+import { sleep } from '../helpers/net.ts';
+import type { Violation } from './checks.ts';
 import { result, type ScenarioResult } from './scenarios.ts';
-import { type ChaosWorld, type Link, sleep, type Violation } from './world.ts';
+import type { ChaosWorld } from './world.ts';
+import type { Link } from './world-setup.ts';
 
 const FAULTS = ['delay', 'blackhole', 'reset'] as const;
 type NetFault = (typeof FAULTS)[number];

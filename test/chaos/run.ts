@@ -9,7 +9,8 @@ import {
   type ScenarioResult,
   sigtermScenario,
 } from './scenarios.ts';
-import { ChaosWorld, type Engine } from './world.ts';
+import { ChaosWorld } from './world.ts';
+import type { Engine } from './world-setup.ts';
 
 export interface ChaosOptions {
   engines: readonly Engine[];

@@ -1,5 +1,7 @@
 import type { RecordedRequest } from '../fakes/api-emulator.ts';
-import { type ChaosWorld, jobIdOf, sleep, until, type Violation } from './world.ts';
+import { sleep, until } from '../helpers/net.ts';
+import { jobIdOf, type Violation } from './checks.ts';
+import type { ChaosWorld } from './world.ts';
 
 /**
  * The chaos scenarios of the issue, each on its own world (fresh fakes and database). Each

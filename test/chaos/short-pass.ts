@@ -1,7 +1,7 @@
 import { expect, it } from 'vitest';
 import { Prng } from './prng.ts';
 import { runScenario } from './run.ts';
-import type { Engine } from './world.ts';
+import type { Engine } from './world-setup.ts';
 
 /**
  * The short chaos pass inside `npm test`: the same driver as `npm run chaos`, fewer rounds.

@@ -28,3 +28,17 @@ export async function eventually<T>(
 }
 
 export const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
+
+/** Polls `check` every few ms until it holds or the time is up; false on time-out. */
+export async function until(
+  check: () => boolean,
+  timeoutMs: number,
+  everyMs = 3,
+): Promise<boolean> {
+  const deadline = Date.now() + timeoutMs;
+  while (!check()) {
+    if (Date.now() > deadline) return false;
+    await sleep(everyMs);
+  }
+  return true;
+}

@@ -1,21 +1,9 @@
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { Store } from '../../src/store/types.ts';
-import { engines, type Place } from './engines.ts';
+import { expect, it } from 'vitest';
+import { describeEachEngine } from '../helpers/store-engines.ts';
 
-describe.each(engines)('store: budgets, coordination and digests (%s)', (_name, setup) => {
-  let place: Place;
-  let store: Store;
-  beforeEach(async () => {
-    place = await setup();
-    store = await place.open();
-  });
-  afterEach(async () => {
-    await store.close();
-    await place.cleanup();
-  });
-
+describeEachEngine('store: budgets, coordination and digests', (db) => {
   it('keeps the last report headline, replacing the one before', async () => {
-    expect(await store.lastReportHeadline()).toBeUndefined();
+    expect(await db.store.lastReportHeadline()).toBeUndefined();
     const h = {
       from: '2026-01-01',
       to: '2026-01-08',
@@ -25,8 +13,8 @@ describe.each(engines)('store: budgets, coordination and digests (%s)', (_name, 
       partial: false,
       generatedAt: 1_767_000_000_000,
     };
-    await store.putReportHeadline(h);
-    expect(await store.lastReportHeadline()).toEqual(h);
+    await db.store.putReportHeadline(h);
+    expect(await db.store.lastReportHeadline()).toEqual(h);
     const next = {
       ...h,
       from: '2026-01-08',
@@ -34,110 +22,120 @@ describe.each(engines)('store: budgets, coordination and digests (%s)', (_name, 
       partial: true,
       generatedAt: h.generatedAt + 1,
     };
-    await store.putReportHeadline(next);
-    expect(await store.lastReportHeadline()).toEqual(next);
+    await db.store.putReportHeadline(next);
+    expect(await db.store.lastReportHeadline()).toEqual(next);
   });
 
   it('says when the oldest budget use in a window was', async () => {
-    expect(await store.oldestBudgetUse('agent:p', 0)).toBeNull();
-    for (const at of [50, 20, 80]) await store.takeBudgetSlot('agent:p', at, 1_000, 10);
-    await store.takeBudgetSlot('analytics', 5, 1_000, 10);
-    expect(await store.oldestBudgetUse('agent:p', 0)).toBe(20);
-    expect(await store.oldestBudgetUse('agent:p', 20)).toBe(50); // after 20, not at it
+    expect(await db.store.oldestBudgetUse('agent:p', 0)).toBeNull();
+    for (const at of [50, 20, 80]) await db.store.takeBudgetSlot('agent:p', at, 1_000, 10);
+    await db.store.takeBudgetSlot('analytics', 5, 1_000, 10);
+    expect(await db.store.oldestBudgetUse('agent:p', 0)).toBe(20);
+    expect(await db.store.oldestBudgetUse('agent:p', 20)).toBe(50); // after 20, not at it
   });
 
   it('claims an event once, by any of its keys', async () => {
-    expect(await store.claimEvent(['event:Ev1', 'msg:C1:1.1'], 0)).toBe(true);
-    expect(await store.claimEvent(['event:Ev1', 'msg:C1:1.1'], 1)).toBe(false);
-    expect(await store.claimEvent(['event:Ev2', 'msg:C1:1.1'], 2)).toBe(false);
-    expect(await store.eventSeen('event:Ev1')).toBe(true);
-    expect(await store.eventSeen('event:Ev3')).toBe(false);
-    expect(await store.claimEvent(['event:Ev3'], 3)).toBe(true); // looking did not record it
-    await store.pruneEvents(10);
-    expect(await store.eventSeen('event:Ev1')).toBe(false);
-    expect(await store.claimEvent(['event:Ev1'], 11)).toBe(true);
+    expect(await db.store.claimEvent(['event:Ev1', 'msg:C1:1.1'], 0)).toBe(true);
+    expect(await db.store.claimEvent(['event:Ev1', 'msg:C1:1.1'], 1)).toBe(false);
+    expect(await db.store.claimEvent(['event:Ev2', 'msg:C1:1.1'], 2)).toBe(false);
+    expect(await db.store.eventSeen('event:Ev1')).toBe(true);
+    expect(await db.store.eventSeen('event:Ev3')).toBe(false);
+    expect(await db.store.claimEvent(['event:Ev3'], 3)).toBe(true); // looking did not record it
+    await db.store.pruneEvents(10);
+    expect(await db.store.eventSeen('event:Ev1')).toBe(false);
+    expect(await db.store.claimEvent(['event:Ev1'], 11)).toBe(true);
   });
 
   it('keeps a sliding one-hour budget and says when the next slot opens', async () => {
     const hour = 3_600_000;
     for (let i = 0; i < 3; i++)
-      expect((await store.takeBudgetSlot('agent:p', 1000 + i, hour, 3)).ok).toBe(true);
-    expect(await store.takeBudgetSlot('agent:p', 2000, hour, 3)).toEqual({
+      expect((await db.store.takeBudgetSlot('agent:p', 1000 + i, hour, 3)).ok).toBe(true);
+    expect(await db.store.takeBudgetSlot('agent:p', 2000, hour, 3)).toEqual({
       ok: false,
       retryAtMs: 1000 + hour,
     });
-    expect((await store.takeBudgetSlot('analytics:o', 2000, hour, 3)).ok).toBe(true);
-    expect((await store.takeBudgetSlot('agent:p', 1000 + hour, hour, 3)).ok).toBe(true);
+    expect((await db.store.takeBudgetSlot('analytics:o', 2000, hour, 3)).ok).toBe(true);
+    expect((await db.store.takeBudgetSlot('agent:p', 1000 + hour, hour, 3)).ok).toBe(true);
     // The use at 1001 has left the window; 1002, 1000+h and this one fill it again.
-    expect((await store.takeBudgetSlot('agent:p', 1001 + hour, hour, 3)).ok).toBe(true);
-    const r = await store.takeBudgetSlot('agent:p', 1001 + hour, hour, 3);
+    expect((await db.store.takeBudgetSlot('agent:p', 1001 + hour, hour, 3)).ok).toBe(true);
+    const r = await db.store.takeBudgetSlot('agent:p', 1001 + hour, hour, 3);
     expect(r).toEqual({ ok: false, retryAtMs: 1002 + hour });
   });
 
   it('gives a released slot back', async () => {
-    const first = await store.takeBudgetSlot('k', 0, 1000, 1);
-    expect((await store.takeBudgetSlot('k', 1, 1000, 1)).ok).toBe(false);
-    if (first.ok) await store.releaseBudgetSlot(first.slotId);
-    expect((await store.takeBudgetSlot('k', 2, 1000, 1)).ok).toBe(true);
+    const first = await db.store.takeBudgetSlot('k', 0, 1000, 1);
+    expect((await db.store.takeBudgetSlot('k', 1, 1000, 1)).ok).toBe(false);
+    if (first.ok) await db.store.releaseBudgetSlot(first.slotId);
+    expect((await db.store.takeBudgetSlot('k', 2, 1000, 1)).ok).toBe(true);
   });
 
   it('keeps visitor points durably; a later put replaces the point and its fetch time', async () => {
-    expect(await store.getVisitorPoint('a|b')).toBeUndefined();
-    await store.putVisitorPoint('a|b', { human: 3, ai: 2, total: 4 }, 1);
-    await store.putVisitorPoint('c|d', { human: 1, ai: 1, total: 1 }, 1);
-    expect(await store.getVisitorPoint('a|b')).toEqual({ human: 3, ai: 2, total: 4, fetchedAt: 1 });
-    await store.putVisitorPoint('a|b', { human: 9, ai: 8, total: 12 }, 2);
-    await store.close();
-    store = await place.open();
-    expect(await store.getVisitorPoint('a|b')).toEqual({
+    expect(await db.store.getVisitorPoint('a|b')).toBeUndefined();
+    await db.store.putVisitorPoint('a|b', { human: 3, ai: 2, total: 4 }, 1);
+    await db.store.putVisitorPoint('c|d', { human: 1, ai: 1, total: 1 }, 1);
+    expect(await db.store.getVisitorPoint('a|b')).toEqual({
+      human: 3,
+      ai: 2,
+      total: 4,
+      fetchedAt: 1,
+    });
+    await db.store.putVisitorPoint('a|b', { human: 9, ai: 8, total: 12 }, 2);
+    await db.store.close();
+    db.store = await db.place.open();
+    expect(await db.store.getVisitorPoint('a|b')).toEqual({
       human: 9,
       ai: 8,
       total: 12,
       fetchedAt: 2,
     });
-    expect(await store.getVisitorPoint('c|d')).toEqual({ human: 1, ai: 1, total: 1, fetchedAt: 1 });
+    expect(await db.store.getVisitorPoint('c|d')).toEqual({
+      human: 1,
+      ai: 1,
+      total: 1,
+      fetchedAt: 1,
+    });
   });
 
   it('lets one owner claim a digest period; posted stays posted; a stale claim is taken over', async () => {
-    expect(await store.claimDigest('C1', '2026-W47', 'a', 1000, 600_000)).toEqual({
+    expect(await db.store.claimDigest('C1', '2026-W47', 'a', 1000, 600_000)).toEqual({
       state: 'claimed',
     });
-    expect(await store.claimDigest('C1', '2026-W47', 'b', 2000, 600_000)).toEqual({
+    expect(await db.store.claimDigest('C1', '2026-W47', 'b', 2000, 600_000)).toEqual({
       state: 'busy',
       owner: 'a',
     });
-    expect(await store.claimDigest('C2', '2026-W47', 'b', 2000, 600_000)).toEqual({
+    expect(await db.store.claimDigest('C2', '2026-W47', 'b', 2000, 600_000)).toEqual({
       state: 'claimed',
     });
-    expect(await store.claimDigest('C1', '2026-W47', 'b', 700_000, 600_000)).toEqual({
+    expect(await db.store.claimDigest('C1', '2026-W47', 'b', 700_000, 600_000)).toEqual({
       state: 'stale',
       owner: 'a',
     });
-    expect(await store.claimDigest('C1', '2026-W47', 'c', 701_000, 600_000)).toEqual({
+    expect(await db.store.claimDigest('C1', '2026-W47', 'c', 701_000, 600_000)).toEqual({
       state: 'busy',
       owner: 'b',
     });
-    expect(await store.markDigestPosted('C1', '2026-W47', 'a', 702_000)).toBe(false); // b's now
-    expect(await store.markDigestPosted('C1', '2026-W47', 'b', 702_000)).toBe(true);
-    expect(await store.claimDigest('C1', '2026-W47', 'c', 9_999_999, 600_000)).toEqual({
+    expect(await db.store.markDigestPosted('C1', '2026-W47', 'a', 702_000)).toBe(false); // b's now
+    expect(await db.store.markDigestPosted('C1', '2026-W47', 'b', 702_000)).toBe(true);
+    expect(await db.store.claimDigest('C1', '2026-W47', 'c', 9_999_999, 600_000)).toEqual({
       state: 'posted',
     });
   });
 
   it('keeps a digest claim alive while its owner beats, and lets it go when the beats stop', async () => {
     const stale = 600_000;
-    expect(await store.claimDigest('C1', 'W1', 'a', 0, stale)).toEqual({ state: 'claimed' });
-    expect(await store.heartbeatDigest('C1', 'W1', 'a', 500_000)).toBe(true);
+    expect(await db.store.claimDigest('C1', 'W1', 'a', 0, stale)).toEqual({ state: 'claimed' });
+    expect(await db.store.heartbeatDigest('C1', 'W1', 'a', 500_000)).toBe(true);
     // 900 s after the claim but 400 s after the last beat: still alive.
-    expect(await store.claimDigest('C1', 'W1', 'b', 900_000, stale)).toEqual({
+    expect(await db.store.claimDigest('C1', 'W1', 'b', 900_000, stale)).toEqual({
       state: 'busy',
       owner: 'a',
     });
-    expect(await store.claimDigest('C1', 'W1', 'b', 1_100_000, stale)).toEqual({
+    expect(await db.store.claimDigest('C1', 'W1', 'b', 1_100_000, stale)).toEqual({
       state: 'stale',
       owner: 'a',
     });
-    expect(await store.heartbeatDigest('C1', 'W1', 'a', 1_100_001)).toBe(false); // taken over
-    expect(await store.heartbeatDigest('C1', 'W1', 'b', 1_100_002)).toBe(true);
+    expect(await db.store.heartbeatDigest('C1', 'W1', 'a', 1_100_001)).toBe(false); // taken over
+    expect(await db.store.heartbeatDigest('C1', 'W1', 'b', 1_100_002)).toBe(true);
   });
 });

@@ -1,28 +1,17 @@
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { openPostgresStore } from '../../src/store/postgres.ts';
-import type { Store } from '../../src/store/types.ts';
 import { memoryLogger } from '../helpers/log.ts';
 import { createTestDatabase, postgresAvailable } from '../helpers/postgres.ts';
-import { engines, type Place, poll, snap, thread } from './engines.ts';
+import { describeEachEngine } from '../helpers/store-engines.ts';
+import { poll, snap, thread } from './fixtures.ts';
 
-describe.each(engines)('store: engine health (%s)', (_name, setup) => {
-  let place: Place;
-  let store: Store;
-  beforeEach(async () => {
-    place = await setup();
-    store = await place.open();
-  });
-  afterEach(async () => {
-    await store.close();
-    await place.cleanup();
-  });
-
+describeEachEngine('store: engine health', (db) => {
   it('answers a ping, and counts unsent announcements and budget uses within a window', async () => {
-    await store.ping();
-    expect(await store.outboxDepth()).toBe(0);
-    const t = await store.createThread(thread, 0);
+    await db.store.ping();
+    expect(await db.store.outboxDepth()).toBe(0);
+    const t = await db.store.createThread(thread, 0);
     const done = (kind: 'completed' | 'failed') => ({ key: `job_1:0:${kind}`, kind, prLink: null });
-    await store.recordPoll(
+    await db.store.recordPoll(
       poll({
         threadId: t.id,
         snapshot: snap({ status: 'completed' }),
@@ -30,24 +19,24 @@ describe.each(engines)('store: engine health (%s)', (_name, setup) => {
         now: 10,
       }),
     );
-    expect(await store.outboxDepth()).toBe(2);
-    const [first] = await store.pendingAnnouncements(20, 10);
-    await store.markAnnouncementAttempt(first!.id, 0, 100);
-    await store.markAnnouncementSent(first!.id, 1, 21);
-    expect(await store.outboxDepth()).toBe(1);
+    expect(await db.store.outboxDepth()).toBe(2);
+    const [first] = await db.store.pendingAnnouncements(20, 10);
+    await db.store.markAnnouncementAttempt(first!.id, 0, 100);
+    await db.store.markAnnouncementSent(first!.id, 1, 21);
+    expect(await db.store.outboxDepth()).toBe(1);
 
-    for (const at of [100, 200, 300]) await store.takeBudgetSlot('agent:p', at, 1000, 10);
-    await store.takeBudgetSlot('analytics', 250, 1000, 10);
-    expect(await store.budgetUsed('agent:p', 100)).toBe(2); // after 100, not at it
-    expect(await store.budgetUsed('agent:p', 0)).toBe(3);
-    expect(await store.budgetUsed('analytics', 0)).toBe(1);
-    expect(await store.budgetUsed('nothing', 0)).toBe(0);
+    for (const at of [100, 200, 300]) await db.store.takeBudgetSlot('agent:p', at, 1000, 10);
+    await db.store.takeBudgetSlot('analytics', 250, 1000, 10);
+    expect(await db.store.budgetUsed('agent:p', 100)).toBe(2); // after 100, not at it
+    expect(await db.store.budgetUsed('agent:p', 0)).toBe(3);
+    expect(await db.store.budgetUsed('analytics', 0)).toBe(1);
+    expect(await db.store.budgetUsed('nothing', 0)).toBe(0);
   });
 
   it('fails a ping once closed', async () => {
-    await store.close();
-    await expect(store.ping()).rejects.toThrow();
-    store = await place.open(); // for afterEach
+    await db.store.close();
+    await expect(db.store.ping()).rejects.toThrow();
+    db.store = await db.place.open(); // for afterEach
   });
 });
 

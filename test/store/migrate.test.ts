@@ -11,14 +11,14 @@ import type { Engine } from '../../src/store/engine.ts';
 import { migrate, SchemaTooNew } from '../../src/store/migrate.ts';
 import { migrations, type Step } from '../../src/store/migrations.ts';
 import { openPostgresStore } from '../../src/store/postgres.ts';
-import { openSqliteStore } from '../../src/store/sqlite.ts';
 import type { Store } from '../../src/store/types.ts';
 import { PROJECT, SECRETS } from '../helpers/harness.ts';
 import { memoryLogger } from '../helpers/log.ts';
 import { freePort } from '../helpers/net.ts';
 import { createTestDatabase, postgresAvailable } from '../helpers/postgres.ts';
 import { spawnBot } from '../helpers/process.ts';
-import { thread } from './engines.ts';
+import { engineKinds, freshDatabase, openStore } from '../helpers/store-engines.ts';
+import { thread } from './fixtures.ts';
 
 /**
  * Rolling deploys and rollbacks (README): this build is "the older build"; a "newer build" is
@@ -35,39 +35,25 @@ interface Place {
   cleanup(): Promise<void>;
 }
 
-const places: [Engine['kind'], () => Promise<Place>][] = [
-  [
-    'sqlite',
-    async () => {
-      const dir = mkdtempSync(join(tmpdir(), 'migrate-'));
-      const file = join(dir, 'bot.sqlite');
-      return {
-        kind: 'sqlite',
-        file,
-        open: () => openSqliteStore(file),
-        raw: () =>
-          new Kysely({ dialect: new SqliteDialect({ database: new SqliteDatabase(file) }) }),
-        cleanup: async () => rmSync(dir, { recursive: true, force: true }),
-      };
-    },
-  ],
-];
-if (postgresAvailable)
-  places.push([
-    'postgres',
-    async () => {
-      const db = await createTestDatabase();
-      return {
-        kind: 'postgres',
-        open: () => openPostgresStore(db.url, { log: memoryLogger().log, poolSize: 2 }),
-        raw: () =>
-          new Kysely({
-            dialect: new PostgresDialect({ pool: new pg.Pool({ connectionString: db.url }) }),
-          }),
-        cleanup: () => db.drop(),
-      };
-    },
-  ]);
+const places: [Engine['kind'], () => Promise<Place>][] = engineKinds.map((kind) => [
+  kind,
+  async () => {
+    const db = await freshDatabase(kind);
+    return {
+      kind,
+      ...(kind === 'sqlite' ? { file: db.at } : {}),
+      open: () => openStore(db, 2),
+      raw: () =>
+        new Kysely({
+          dialect:
+            kind === 'sqlite'
+              ? new SqliteDialect({ database: new SqliteDatabase(db.at) })
+              : new PostgresDialect({ pool: new pg.Pool({ connectionString: db.at }) }),
+        }),
+      cleanup: db.drop,
+    };
+  },
+]);
 
 /** A newer build migrates the database: this build's migrations, then `later`. */
 async function newerBuild(place: Place, later: Record<string, Step>): Promise<void> {

@@ -1,41 +1,21 @@
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { Store } from '../../src/store/types.ts';
-import { engines, type Place, poll, snap, thread } from './engines.ts';
+import { expect, it } from 'vitest';
+import { describeEachEngine } from '../helpers/store-engines.ts';
+import { poll, snap, thread } from './fixtures.ts';
 
-describe.each(engines)('store: replica races (%s)', (_name, setup) => {
-  let place: Place;
-  let store: Store;
-  const others: Store[] = [];
-  /** Another replica on the same database, where the engine serves several. */
-  const another = async () => {
-    if (!place.replicas) return store;
-    const s = await place.open();
-    others.push(s);
-    return s;
-  };
-  beforeEach(async () => {
-    place = await setup();
-    store = await place.open();
-  });
-  afterEach(async () => {
-    await store.close();
-    for (const s of others.splice(0)) await s.close();
-    await place.cleanup();
-  });
-
+describeEachEngine('store: replica races', (db) => {
   it('lets one of two racing replicas claim a retry', async () => {
-    const t = await store.createThread(thread, 0);
-    await store.startFailed(t.id, 'rate limited', 1, 'safe');
-    const other = await another();
-    const wins = await Promise.all([store.claimRetry(t.id, 2), other.claimRetry(t.id, 2)]);
+    const t = await db.store.createThread(thread, 0);
+    await db.store.startFailed(t.id, 'rate limited', 1, 'safe');
+    const other = await db.another();
+    const wins = await Promise.all([db.store.claimRetry(t.id, 2), other.claimRetry(t.id, 2)]);
     expect(wins.filter(Boolean)).toHaveLength(1);
   });
 
   it('never hands out more budget than the limit when replicas race for the last slots', async () => {
-    const b = await another();
+    const b = await db.another();
     const hour = 3_600_000;
     const tries = Array.from({ length: 40 }, (_, i) =>
-      (i % 2 ? b : store).takeBudgetSlot('agent:p', 1_000 + i, hour, 25),
+      (i % 2 ? b : db.store).takeBudgetSlot('agent:p', 1_000 + i, hour, 25),
     );
     const results = await Promise.all(tries);
     expect(results.filter((r) => r.ok)).toHaveLength(25);
@@ -43,10 +23,10 @@ describe.each(engines)('store: replica races (%s)', (_name, setup) => {
   });
 
   it('leases each due job to one of two racing replicas', async () => {
-    const b = await another();
+    const b = await db.another();
     for (let i = 0; i < 30; i++) {
-      const t = await store.createThread({ ...thread, threadTs: `5.${i}` }, 0);
-      await store.attachJob(
+      const t = await db.store.createThread({ ...thread, threadTs: `5.${i}` }, 0);
+      await db.store.attachJob(
         t.id,
         snap({ jobId: `j${i}` }),
         { nextPollAt: i, pollIntervalMs: 1 },
@@ -55,7 +35,7 @@ describe.each(engines)('store: replica races (%s)', (_name, setup) => {
     }
     const claims = await Promise.all(
       Array.from({ length: 12 }, (_, i) =>
-        (i % 2 ? b : store).claimDueJobs(100, 4, { owner: `r${i % 2}`, until: 1_000 }),
+        (i % 2 ? b : db.store).claimDueJobs(100, 4, { owner: `r${i % 2}`, until: 1_000 }),
       ),
     );
     const ids = claims.flat().map((t) => t.jobId);
@@ -64,12 +44,12 @@ describe.each(engines)('store: replica races (%s)', (_name, setup) => {
   });
 
   it('leases each root update to one of two racing replicas', async () => {
-    const b = await another();
+    const b = await db.another();
     const threads = [];
     for (let i = 0; i < 20; i++) {
-      const t = await store.createThread({ ...thread, threadTs: `6.${i}` }, 0);
+      const t = await db.store.createThread({ ...thread, threadTs: `6.${i}` }, 0);
       threads.push(
-        await store.attachJob(
+        await db.store.attachJob(
           t.id,
           snap({ jobId: `j${i}` }),
           { nextPollAt: null, pollIntervalMs: 1 },
@@ -80,7 +60,7 @@ describe.each(engines)('store: replica races (%s)', (_name, setup) => {
     // Both replicas queued every root; each tries every one when its turn comes.
     const claims = await Promise.all(
       threads.flatMap((t) =>
-        [store, b].map((s, r) => s.claimRootUpdate(t.id, 10, { owner: `r${r}`, until: 1_000 })),
+        [db.store, b].map((s, r) => s.claimRootUpdate(t.id, 10, { owner: `r${r}`, until: 1_000 })),
       ),
     );
     const won = claims.filter((c) => c !== undefined).map((c) => c.id);
@@ -88,11 +68,11 @@ describe.each(engines)('store: replica races (%s)', (_name, setup) => {
   });
 
   it('records overlapping batches from two replicas without deadlocking', async () => {
-    const b = await another();
+    const b = await db.another();
     const ids: number[] = [];
     for (let i = 0; i < 20; i++) {
-      const t = await store.createThread({ ...thread, threadTs: `6.${i}` }, 0);
-      await store.attachJob(
+      const t = await db.store.createThread({ ...thread, threadTs: `6.${i}` }, 0);
+      await db.store.attachJob(
         t.id,
         snap({ jobId: `j${i}` }),
         { nextPollAt: 1, pollIntervalMs: 1 },
@@ -107,27 +87,27 @@ describe.each(engines)('store: replica races (%s)', (_name, setup) => {
     // Opposite orders: without a fixed lock order these would deadlock on PostgreSQL.
     const results = await Promise.all(
       Array.from({ length: 6 }, (_, i) =>
-        (i % 2 ? b : store).recordPolls(batch(i % 2 ? [...ids].reverse() : ids, 10 + i)),
+        (i % 2 ? b : db.store).recordPolls(batch(i % 2 ? [...ids].reverse() : ids, 10 + i)),
       ),
     );
     expect(results.flat().every(Boolean)).toBe(true);
   });
 
   it('lets one of two racing replicas claim a Slack event', async () => {
-    const b = await another();
+    const b = await db.another();
     const results = await Promise.all(
       Array.from({ length: 10 }, (_, i) =>
-        (i % 2 ? b : store).claimEvent(['event:E1', 'msg:C:1'], i),
+        (i % 2 ? b : db.store).claimEvent(['event:E1', 'msg:C:1'], i),
       ),
     );
     expect(results.filter(Boolean)).toHaveLength(1);
   });
 
   it('lets one of two racing replicas claim a digest period', async () => {
-    const b = await another();
+    const b = await db.another();
     const results = await Promise.all(
       Array.from({ length: 10 }, (_, i) =>
-        (i % 2 ? b : store).claimDigest('C1', 'W9', `r${i}`, 1_000, 600_000),
+        (i % 2 ? b : db.store).claimDigest('C1', 'W9', `r${i}`, 1_000, 600_000),
       ),
     );
     expect(results.filter((r) => r.state === 'claimed')).toHaveLength(1);
