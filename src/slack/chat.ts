@@ -25,7 +25,7 @@ async function tolerate(code: string, fn: () => Promise<unknown>): Promise<void>
 /** The metadata a job's root message carries, as read back from the channel. */
 const RootMetadata = z.object({
   event_type: z.literal(ROOT_EVENT),
-  event_payload: z.object({ marker: z.string() }),
+  event_payload: z.object({ marker: z.string().optional(), job_id: z.string().optional() }),
 });
 
 /** The metadata our announcements carry, as read back from a thread. */
@@ -179,6 +179,11 @@ export function createSlackJobChat(
           channel: thread.channelId,
           ts: thread.rootTs,
           ...parts(rootMessage(thread)),
+          // The job id, for tools reading the channel: it is no longer shown on the root.
+          // (The marker only finds a root whose post was never confirmed: not this one.)
+          ...(thread.jobId
+            ? { metadata: { event_type: ROOT_EVENT, event_payload: { job_id: thread.jobId } } }
+            : {}),
         }),
       );
     },

@@ -40,8 +40,10 @@ export interface Observed {
 }
 
 /** The job id a root message shows ("Job `job_…`"), if any. */
+/** The job a root shows, from its metadata (people see the id in the thread, not on the root). */
 export function jobIdOf(root: StoredMessage): string | undefined {
-  return /Job `([^`]+)`/.exec(JSON.stringify(root.blocks ?? []))?.[1];
+  const id = root.metadata?.event_payload.job_id;
+  return typeof id === 'string' ? id : undefined;
 }
 
 export function digestPosts(slack: FakeSlack): StoredMessage[] {
