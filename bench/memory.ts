@@ -219,7 +219,11 @@ function result(idle: Phase, loaded: Phase, jobsMs: number): BenchResult {
     { name: 'idle: rss', unit: 'MB', runs: idle.rss, target: `≤ ${TARGET.idleMb} MB` },
     { name: `${k}: rss`, unit: 'MB', runs: loaded.rss, target: `≤ ${TARGET.jobsMb} MB` },
     { name: `${k}: GETs/s answered`, unit: '/s', runs: [loaded.gets / (jobsMs / 1000)] },
-    { name: `${k}: CPU of the bot process`, unit: '%', runs: [(100 * loaded.cpuS) / (jobsMs / 1000)] },
+    {
+      name: `${k}: CPU of the bot process`,
+      unit: '%',
+      runs: [(100 * loaded.cpuS) / (jobsMs / 1000)],
+    },
   ];
   for (const [label, p] of [
     ['idle', idle],

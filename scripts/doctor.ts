@@ -4,11 +4,12 @@
  * and project, the database. One line per check; exits 1 when any fails. Never prints a secret.
  */
 import { ApiClient } from '../src/api/client.ts';
-import { createBudgets } from '../src/budgets.ts';
-import { loadConfig } from '../src/config.ts';
-import { allPassed, formatChecks, runDoctor } from '../src/doctor.ts';
-import { API_COST, doctorPorts, redactSecrets } from '../src/doctor-wiring.ts';
-import { configSecrets, createLogger } from '../src/log.ts';
+import { createBudgets } from '../src/app/budgets.ts';
+import { loadConfig } from '../src/config/config.ts';
+import { configSecrets } from '../src/config/values.ts';
+import { allPassed, formatChecks, runDoctor } from '../src/doctor/checks.ts';
+import { API_COST, doctorPorts, redactSecrets } from '../src/doctor/wiring.ts';
+import { createLogger } from '../src/log.ts';
 import { openStore } from '../src/store/open.ts';
 import type { Store } from '../src/store/types.ts';
 

@@ -1,6 +1,5 @@
 import type { Logger as BoltLogger, LogLevel as BoltLogLevel } from '@slack/bolt';
 import { type DestinationStream, type Logger, pino } from 'pino';
-import type { Config } from './config.ts';
 
 export type { Logger } from 'pino';
 
@@ -88,20 +87,6 @@ function scrubDeep(value: unknown, scrub: (s: string) => string, depth = 0): unk
   const out: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(value)) out[k] = scrubDeep(v, scrub, depth + 1);
   return out;
-}
-
-/** Every secret the configuration holds: tokens, keys, and the database URL's secret parts. */
-export function configSecrets(
-  config: Pick<Config, 'slack' | 'api' | 'databaseUrl'>,
-): (string | undefined)[] {
-  return [
-    config.slack.botToken,
-    config.slack.appToken,
-    config.slack.signingSecret,
-    config.api.key,
-    ...Object.values(config.api.projectKeys),
-    ...urlSecrets(config.databaseUrl),
-  ];
 }
 
 export interface LogOptions {

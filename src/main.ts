@@ -7,4 +7,4 @@ import module from 'node:module';
  * dynamic import.
  */
 module.enableCompileCache?.();
-await import('./start.ts');
+await import('./app/start.ts');

@@ -1,5 +1,5 @@
 import { ApiError } from './api/errors.ts';
-import { PROJECT_ID } from './config.ts';
+import { PROJECT_ID } from './config/config.ts';
 import type { Logger } from './log.ts';
 import { escapeMrkdwn } from './mrkdwn.ts';
 import type { ChannelProject, Store } from './store/types.ts';

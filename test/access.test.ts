@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { createAccess, OPEN_ACCESS } from '../src/access.ts';
-import { loadConfig } from '../src/config.ts';
+import { loadConfig } from '../src/config/config.ts';
 
 const valid = {
   SLACK_BOT_TOKEN: 'xoxb-1-secret-bot',

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { loadConfig } from '../src/config.ts';
+import { loadConfig } from '../src/config/config.ts';
 
 /** Every `NAME=value` line of .env.example, commented-out ones included, blank values left out. */
 const exampleValues = (): [string, string][] =>

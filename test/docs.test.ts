@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { ENV_VARIABLES } from '../src/config.ts';
+import { ENV_VARIABLES } from '../src/config/config.ts';
 
 /** The README, .env.example and compose.yaml are part of the contract: they must stay true. */
 const read = (file: string) => readFileSync(new URL(`../${file}`, import.meta.url), 'utf8');

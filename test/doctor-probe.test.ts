@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { BudgetExhausted } from '../src/api/errors.ts';
-import { allPassed, formatChecks, runDoctor } from '../src/doctor.ts';
-import { API_COST, API_PROBE_EVERY_MS, probeOncePer } from '../src/doctor-wiring.ts';
+import { allPassed, formatChecks, runDoctor } from '../src/doctor/checks.ts';
+import { API_COST, API_PROBE_EVERY_MS, probeOncePer } from '../src/doctor/wiring.ts';
 
 /** A probe that counts its requests and answers as told. */
 function countingProbe() {

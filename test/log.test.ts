@@ -1,6 +1,7 @@
 import { Writable } from 'node:stream';
 import { expect, it } from 'vitest';
-import { configSecrets, createLogger, makeScrubber, maskUrlSecrets } from '../src/log.ts';
+import { configSecrets } from '../src/config/values.ts';
+import { createLogger, makeScrubber, maskUrlSecrets } from '../src/log.ts';
 
 it('redacts configured secrets, regex characters and all, and token-shaped text', () => {
   const scrub = makeScrubber(['s3cr3t.value+(1)', 'prefix-s3cr3t.value+(1)-longer', 'short']);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { createMetrics } from '../src/metrics.ts';
+import { createMetrics } from '../src/app/metrics.ts';
 import { memoryLogger } from './helpers/log.ts';
 import { parsePrometheus, sampleValue } from './helpers/prometheus.ts';
 

@@ -15,7 +15,7 @@ export interface RetryOptions {
   maxRetryAfterMs: number;
 }
 
-/** What the client counts about itself; the Prometheus side is in src/metrics.ts. */
+/** What the client counts about itself; the Prometheus side is in src/app/metrics.ts. */
 export interface ApiMetrics {
   /** One failed attempt, retried or not; `unexpected` is an error that is not an ApiError (a bug). */
   apiError(operation: string, kind: ApiErrorKind | 'unexpected'): void;

@@ -46,7 +46,7 @@ const MAX_IN_FLIGHT = 16;
 /**
  * The notifier's per-channel pacer: posts a gap apart per channel (Slack allows about one a
  * second), edits within the workspace's Tier 3 budget. Built apart so that job starts can
- * post their roots through the same one (src/bot.ts).
+ * post their roots through the same one (src/app/bot.ts).
  */
 export function createNotifierScheduler(o: {
   log: Logger;

@@ -62,7 +62,7 @@ export type AnnouncementResult = (typeof ANNOUNCEMENT_RESULTS)[number];
 
 /**
  * What the jobs feature counts about itself, in its own words; the Prometheus side is in
- * src/metrics.ts. Each call is cheap and synchronous, and never throws.
+ * src/app/metrics.ts. Each call is cheap and synchronous, and never throws.
  */
 export interface JobMetrics {
   /** The service accepted a create: a job exists. */

@@ -10,9 +10,8 @@ import {
   SocketModeReceiver,
 } from '@slack/bolt';
 import type { WebClientOptions } from '@slack/web-api';
-import type { Config } from '../config.ts';
+import type { Config } from '../config/config.ts';
 import { boltLogger, type Logger } from '../log.ts';
-import type { Endpoint } from '../probes.ts';
 import { toChatError } from './chat.ts';
 
 const EVENTS_PATH = '/slack/events';
@@ -20,6 +19,18 @@ const EVENTS_PATH = '/slack/events';
  * How long a connection still in the middle of a request may take to finish once the HTTP
  * server closes; idle keep-alive connections are closed at once.
  */
+/** What a GET on one of the bot's own HTTP endpoints answers, whichever server serves it. */
+export interface Answer {
+  status: number;
+  contentType: string;
+  body: string;
+}
+
+export interface Endpoint {
+  path: string;
+  answer: () => Promise<Answer>;
+}
+
 export const KEEP_ALIVE_GRACE_MS = 1_000;
 
 /** Who the bot is in this workspace, as auth.test answered at start-up. */
@@ -67,7 +78,7 @@ export function webClientOptions(apiUrl: string, timeoutMs = 15_000): WebClientO
     rejectRateLimitedCalls: true,
     retryConfig: { retries: 0 },
     // No call may hold a notifier slot (and its channel's queue) for long, nor outlast the
-    // lease of the post it makes (LEASE_MS is at least twice this: src/config.ts).
+    // lease of the post it makes (LEASE_MS is at least twice this: src/config/config.ts).
     timeout: timeoutMs,
   };
 }

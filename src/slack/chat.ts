@@ -78,7 +78,7 @@ export function toChatError(err: unknown): ChatError {
   }
 }
 
-/** What the Slack side counts about itself; the Prometheus side is in src/metrics.ts. */
+/** What the Slack side counts about itself; the Prometheus side is in src/app/metrics.ts. */
 export interface SlackMetrics {
   /** A Web API call failed; `code` is Slack's error code or ours (`ratelimited`, `http_503`). */
   slackError(method: string, code: string): void;

@@ -19,7 +19,7 @@ import type {
   PollSchedule,
   ReportHeadline,
   StartRetry,
-} from './types.ts';
+} from './records.ts';
 
 /**
  * The store's port: what the bot asks of it, grouped by area (threads and starts, polls and

@@ -1,7 +1,7 @@
 import { Writable } from 'node:stream';
 import { afterEach, describe, expect, it } from 'vitest';
-import { type Bot, type BotOptions, startBot } from '../../src/bot.ts';
-import { loadConfig } from '../../src/config.ts';
+import { type Bot, type BotOptions, startBot } from '../../src/app/bot.ts';
+import { loadConfig } from '../../src/config/config.ts';
 import { digestPeriod, formatRange } from '../../src/reports/range.ts';
 import {
   asBot,

@@ -47,7 +47,7 @@ export interface Asker {
 export interface SubCommandDeps {
   jobStatus: JobStatus;
   projects: Projects;
-  /** The setup checks (src/doctor-wiring.ts): a full report for admins, a health line else. */
+  /** The setup checks (src/doctor/wiring.ts): a full report for admins, a health line else. */
   doctor?: (who: Asker) => Promise<{ text: string; full: boolean; failed: number }>;
   log: Logger;
 }

@@ -1,15 +1,15 @@
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
-import type { Budget } from './api/budget.ts';
-import type { ApiMetrics } from './api/client.ts';
+import type { Budget } from '../api/budget.ts';
+import type { ApiMetrics } from '../api/client.ts';
 import {
   ANNOUNCEMENT_RESULTS,
   FOLLOW_UP_OUTCOMES,
   type JobMetrics,
   POLL_OUTCOMES,
-} from './jobs/ports.ts';
-import type { Logger } from './log.ts';
+} from '../jobs/ports.ts';
+import type { Logger } from '../log.ts';
+import type { SlackMetrics } from '../slack/chat.ts';
 import { within } from './probes.ts';
-import type { SlackMetrics } from './slack/chat.ts';
 
 /** What the gauges read when Prometheus scrapes: shared state, as every replica sees it. */
 export interface MetricsSources {

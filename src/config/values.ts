@@ -1,3 +1,4 @@
+import { urlSecrets } from '../log.ts';
 import type { Config } from './config.ts';
 
 /**
@@ -58,4 +59,18 @@ function databaseParts(url: string): [string | undefined, string][] {
   } catch {
     return [[url, 'DATABASE_URL']];
   }
+}
+
+/** Every secret the configuration holds: tokens, keys, and the database URL's secret parts. */
+export function configSecrets(
+  config: Pick<Config, 'slack' | 'api' | 'databaseUrl'>,
+): (string | undefined)[] {
+  return [
+    config.slack.botToken,
+    config.slack.appToken,
+    config.slack.signingSecret,
+    config.api.key,
+    ...Object.values(config.api.projectKeys),
+    ...urlSecrets(config.databaseUrl),
+  ];
 }

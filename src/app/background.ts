@@ -1,18 +1,18 @@
-import { HOUR_MS } from './api/budget.ts';
-import type { ApiClient } from './api/client.ts';
-import type { BotOptions } from './bot.ts';
-import type { Config } from './config.ts';
-import type { Scheduler } from './jobs/channel-queues.ts';
-import { startLoop } from './jobs/loop.ts';
-import { startNotifier } from './jobs/notifier.ts';
-import { startPoller } from './jobs/poller.ts';
-import type { JobChat, Wake } from './jobs/ports.ts';
-import { systemClock } from './jobs/rate-limits.ts';
-import { startRecovery } from './jobs/recovery.ts';
-import type { JobService } from './jobs/service.ts';
+import { HOUR_MS } from '../api/budget.ts';
+import type { ApiClient } from '../api/client.ts';
+import type { Config } from '../config/config.ts';
+import type { Scheduler } from '../jobs/channel-queues.ts';
+import { startLoop } from '../jobs/loop.ts';
+import { startNotifier } from '../jobs/notifier.ts';
+import { startPoller } from '../jobs/poller.ts';
+import type { JobChat, Wake } from '../jobs/ports.ts';
+import { systemClock } from '../jobs/rate-limits.ts';
+import { startRecovery } from '../jobs/recovery.ts';
+import type { JobService } from '../jobs/service.ts';
+import type { Logger } from '../log.ts';
 import type { Liveness } from './liveness.ts';
-import type { Logger } from './log.ts';
 import type { Metrics } from './metrics.ts';
+import type { BotOptions } from './options.ts';
 import type { Teardown } from './teardown.ts';
 
 /** Processed Slack events are remembered this long; Slack retries within minutes. */
@@ -25,7 +25,7 @@ const SHOW_WITHIN_MS = 20;
 
 /**
  * The notifier, the poller and housekeeping, each on a store of its own whose calls end
- * within a deadline and whose answers show the loop alive (src/liveness.ts). Returns what
+ * within a deadline and whose answers show the loop alive (src/app/liveness.ts). Returns what
  * wakes the first two after a change, so that a new job is polled and shown at once.
  */
 export function startBackground(deps: {

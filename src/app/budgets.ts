@@ -1,6 +1,6 @@
-import { type Budget, HOUR_MS, slidingWindowBudget } from './api/budget.ts';
-import type { Config } from './config.ts';
-import type { Store } from './store/types.ts';
+import { type Budget, HOUR_MS, slidingWindowBudget } from '../api/budget.ts';
+import type { Config } from '../config/config.ts';
+import type { Store } from '../store/types.ts';
 
 /** Documented budgets of the service: per project per hour (agent), per organisation per hour (analytics). */
 export const AGENT_USES_PER_HOUR = 100;

@@ -1,17 +1,17 @@
 import type { WebClient } from '@slack/web-api';
-import type { Budget } from './api/budget.ts';
-import type { ApiClient } from './api/client.ts';
-import type { Config } from './config.ts';
-import { storeInsightsCache } from './insights/cache.ts';
-import { insightsPart } from './insights/digest-part.ts';
-import { createInsightsService } from './insights/service.ts';
-import type { Logger } from './log.ts';
-import { startDigest, trafficPart } from './reports/digest.ts';
-import { keepingHeadlines } from './reports/headline.ts';
-import { createReportService } from './reports/service.ts';
-import { createSlackInsightsPoster } from './slack/insights-poster.ts';
-import { createSlackReportPoster } from './slack/report-poster.ts';
-import type { Store } from './store/types.ts';
+import type { Budget } from '../api/budget.ts';
+import type { ApiClient } from '../api/client.ts';
+import type { Config } from '../config/config.ts';
+import { storeInsightsCache } from '../insights/cache.ts';
+import { insightsPart } from '../insights/digest-part.ts';
+import { createInsightsService } from '../insights/service.ts';
+import type { Logger } from '../log.ts';
+import { startDigest, trafficPart } from '../reports/digest.ts';
+import { keepingHeadlines } from '../reports/headline.ts';
+import { createReportService } from '../reports/service.ts';
+import { createSlackInsightsPoster } from '../slack/insights-poster.ts';
+import { createSlackReportPoster } from '../slack/report-poster.ts';
+import type { Store } from '../store/types.ts';
 
 /**
  * The reports side of the composition root: the traffic and insights services, their Slack
@@ -79,3 +79,5 @@ export function createReporting(deps: {
 
   return { reports, poster, insights, insightsPoster, startWeeklyDigest };
 }
+
+export type Reporting = ReturnType<typeof createReporting>;

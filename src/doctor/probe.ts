@@ -1,9 +1,9 @@
 import { LogLevel, type Logger as SlackLogger, WebClient } from '@slack/web-api';
-import type { Config } from '../config.ts';
-import type { SlackAnswer } from '../doctor.ts';
-import type { ChannelAnswer } from '../doctor-digest.ts';
-import { webClientOptions } from './app.ts';
-import { toChatError } from './chat.ts';
+import type { Config } from '../config/config.ts';
+import { webClientOptions } from '../slack/app.ts';
+import { toChatError } from '../slack/chat.ts';
+import type { SlackAnswer } from './checks.ts';
+import type { ChannelAnswer } from './digest-channel.ts';
 
 /**
  * The doctor's two questions to Slack, asked with the configured tokens: does the bot token

@@ -1,5 +1,5 @@
-import { type CallOutcome, storeWithDeadline } from './store/deadline.ts';
-import type { Store } from './store/types.ts';
+import { type CallOutcome, storeWithDeadline } from '../store/deadline.ts';
+import type { Store } from '../store/types.ts';
 
 /** A loop is stalled after this many of its intervals without an answer from its store. */
 export const STALLED_AFTER_INTERVALS = 3;

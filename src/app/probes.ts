@@ -1,16 +1,5 @@
-import type { Logger } from './log.ts';
-
-/** What a GET on one of the bot's own HTTP endpoints answers, whichever server serves it. */
-export interface Answer {
-  status: number;
-  contentType: string;
-  body: string;
-}
-
-export interface Endpoint {
-  path: string;
-  answer: () => Promise<Answer>;
-}
+import type { Logger } from '../log.ts';
+import type { Answer, Endpoint } from '../slack/app.ts';
 
 export interface ReadinessChecks {
   /** Resolves when the database answers a trivial query. */
@@ -19,7 +8,7 @@ export interface ReadinessChecks {
   slackConnected: () => boolean;
   /** False from the moment a shutdown begins. */
   accepting: () => boolean;
-  /** Background loops whose database calls have gone unanswered too long (src/liveness.ts). */
+  /** Background loops whose database calls have gone unanswered too long (src/app/liveness.ts). */
   stalledLoops: () => string[];
 }
 

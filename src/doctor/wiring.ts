@@ -1,11 +1,12 @@
 import { readFileSync } from 'node:fs';
-import { BudgetExhausted } from './api/errors.ts';
-import type { Config } from './config.ts';
-import { allPassed, type DoctorPorts, formatChecks, runDoctor, StaleApiCheck } from './doctor.ts';
-import { configSecrets, maskUrlSecrets } from './log.ts';
-import { readManifestScopes } from './manifest.ts';
-import { escapeMrkdwn } from './mrkdwn.ts';
-import { slackDoctorProbe } from './slack/doctor-probe.ts';
+import { BudgetExhausted } from '../api/errors.ts';
+import type { Config } from '../config/config.ts';
+import { configSecrets } from '../config/values.ts';
+import { maskUrlSecrets } from '../log.ts';
+import { readManifestScopes } from '../manifest.ts';
+import { escapeMrkdwn } from '../mrkdwn.ts';
+import { allPassed, type DoctorPorts, formatChecks, runDoctor, StaleApiCheck } from './checks.ts';
+import { slackDoctorProbe } from './probe.ts';
 
 /**
  * The doctor's ports from the configuration, for `npm run doctor` and `/agent doctor` alike;
@@ -43,7 +44,9 @@ export const API_COST =
 /** The major version package.json's `engines.node` asks for (`>=24` → 24). */
 function requiredNode(): number {
   try {
-    const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as {
+    const pkg = JSON.parse(
+      readFileSync(new URL('../../package.json', import.meta.url), 'utf8'),
+    ) as {
       engines?: { node?: string };
     };
     return Number(/(\d+)/.exec(pkg.engines?.node ?? '')?.[1] ?? 24);

@@ -1,5 +1,6 @@
 import { Cron } from 'croner';
 import { z } from 'zod';
+import { CORE_REQUESTS, DEFAULT_MAX_REQUESTS } from '../reports/limits.ts';
 import {
   commaList,
   httpUrl,
@@ -11,8 +12,7 @@ import {
   SLACK_USER_ID,
   slackIdList,
   wholeNumber,
-} from './config-rules.ts';
-import { CORE_REQUESTS, DEFAULT_MAX_REQUESTS } from './reports/limits.ts';
+} from './rules.ts';
 
 export { PROJECT_ID };
 
@@ -194,7 +194,7 @@ export interface Config {
   digest: { channel: string | undefined; cron: string; timeZone: string };
   visitors: { maxRequests: number; docsBaseUrl: string | undefined };
   /**
-   * How long the whole shutdown may take (src/teardown.ts); three quarters of it go to the
+   * How long the whole shutdown may take (src/app/teardown.ts); three quarters of it go to the
    * commands and events already being handled.
    */
   shutdownTimeoutMs: number;

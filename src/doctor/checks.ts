@@ -1,5 +1,5 @@
-import { ApiError, BudgetExhausted } from './api/errors.ts';
-import { type ChannelAnswer, checkDigestChannel } from './doctor-digest.ts';
+import { ApiError, BudgetExhausted } from '../api/errors.ts';
+import { type ChannelAnswer, checkDigestChannel } from './digest-channel.ts';
 
 /**
  * The doctor: checks everything the bot needs from outside (Node, Slack's tokens and scopes,

@@ -1,7 +1,7 @@
+import { loadConfig } from '../config/config.ts';
+import { hideConfigValues } from '../config/values.ts';
+import { makeScrubber } from '../log.ts';
 import { startBot } from './bot.ts';
-import { loadConfig } from './config.ts';
-import { hideConfigValues } from './config-values.ts';
-import { makeScrubber } from './log.ts';
 
 /**
  * The process: configuration from the environment, then the bot; SIGTERM/SIGINT stop it

@@ -1,5 +1,5 @@
-import type { Inflight } from './inflight.ts';
-import type { Logger } from './log.ts';
+import type { Inflight } from '../inflight.ts';
+import type { Logger } from '../log.ts';
 
 /**
  * What was started, to be stopped in reverse order: a part registered after another

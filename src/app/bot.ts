@@ -1,0 +1,128 @@
+import type { Config } from '../config/config.ts';
+import { configSecrets } from '../config/values.ts';
+import { slackDoctor } from '../doctor/wiring.ts';
+import { createLogger, type Logger } from '../log.ts';
+import { registerAccessControl } from '../slack/access-middleware.ts';
+import { registerListeners } from '../slack/listeners/index.ts';
+import { recordThreadReplies } from '../slack/listeners/thread-replies.ts';
+import { type Core, openCore } from './core.ts';
+import { buildJobParts, type JobParts } from './job-parts.ts';
+import type { Bot, BotOptions } from './options.ts';
+import { createReporting, type Reporting } from './reporting.ts';
+import { createTeardown, DRAIN_SHARE, drainInflight, type Teardown } from './teardown.ts';
+
+export type { Bot, BotOptions } from './options.ts';
+
+/**
+ * The composition root: builds every part from the config, starts them, and tears them
+ * down in reverse order. No part reaches for another except through what is passed here.
+ */
+export async function startBot(config: Config, opts: BotOptions = {}): Promise<Bot> {
+  const log = createLogger({
+    level: config.logLevel,
+    secrets: configSecrets(config),
+    ...(opts.logDestination ? { destination: opts.logDestination } : {}),
+  });
+  const teardown = createTeardown(log, config.shutdownTimeoutMs);
+  try {
+    await assemble(config, opts, log, teardown);
+  } catch (err) {
+    await teardown.run().catch(() => {});
+    throw err;
+  }
+  return { log, stop: teardown.run };
+}
+
+/** During a shutdown, how long a loop's store call may still take. */
+const STOPPING_STORE_MS = 1_000;
+
+/** Builds and starts every part; each registers its stop as soon as it exists. */
+async function assemble(config: Config, opts: BotOptions, log: Logger, teardown: Teardown) {
+  const core = await openCore(config, opts, log, teardown);
+  const parts = buildJobParts(core, config, opts, log, teardown);
+  const reporting = createReporting({
+    config,
+    api: core.api,
+    store: core.store,
+    log,
+    client: core.slack.app.client,
+    analytics: core.budgets.analytics,
+    now: core.now,
+  });
+  registerSlackSide(core, parts, reporting, config, log);
+  await core.slack.start();
+  const stopDigest = reporting.startWeeklyDigest(
+    core.owner,
+    opts.digest,
+    core.liveness.loopStore('digest', Number.POSITIVE_INFINITY),
+  );
+  if (stopDigest) teardown.add('digest', stopDigest);
+  addShutdownSteps(core, parts, config, teardown, log);
+  log.info({ mode: config.slack.mode, port: config.port }, 'bot.started');
+}
+
+/** The access check before every listener, then the listeners, then the thread replies. */
+function registerSlackSide(
+  core: Core,
+  parts: JobParts,
+  reporting: Reporting,
+  config: Config,
+  log: Logger,
+): void {
+  const { store, slack, api, budgets, now } = core;
+  const { jobs, access, projects } = parts;
+  // Before every listener: refused people and conversations reach none of them.
+  registerAccessControl(slack.app, {
+    access,
+    log,
+    isJobThread: async (team, channel, ts) =>
+      (await store.findThread(team, channel, ts)) !== undefined,
+  });
+  const doctor = slackDoctor({
+    config,
+    checkApi: (projectId) => api.checkAccess(projectId),
+    projectFor: (teamId, channelId) => projects.forChannel(teamId, channelId),
+    ping: () => store.ping(),
+    now,
+  });
+  const { reports, poster, insights, insightsPoster } = reporting;
+  registerListeners(slack.app, {
+    ...{ jobs, jobStatus: parts.jobStatus, doctor, home: parts.home, projects, store },
+    ...{ chat: parts.chat, reports, poster, log, inflight: core.inflight, work: parts.work },
+    ...{ pending: parts.pending, timeZone: config.digest.timeZone, buttons: parts.buttons },
+    botName: () => slack.identity()?.name,
+    insights: { insights, insightsPoster, agentBudget: budgets.agentFor },
+  });
+  slack.beforeAck(recordThreadReplies({ jobs, access, botUserId: () => slack.identity()?.userId }));
+}
+
+/**
+ * A shutdown stops taking work first, then waits for the work already taken (for most of
+ * the deadline, the rest being what the other parts need to stop), then stops the loops.
+ */
+function addShutdownSteps(
+  core: Core,
+  parts: JobParts,
+  config: Config,
+  teardown: Teardown,
+  log: Logger,
+): void {
+  const { inflight, liveness, slack } = core;
+  const { work, pending } = parts;
+  // Once the work in flight is drained, the loops stop; a database that does not answer
+  // must not hold each of them for a whole deadline.
+  teardown.add('loop deadlines', () => liveness.shorten(STOPPING_STORE_MS));
+  teardown.abandoned(() => ({
+    inflight: inflight.pending,
+    queued: work.answers.size + work.starts.size + work.reports.size,
+    pendingCommands: pending.waiting,
+  }));
+  const drainMs = Math.floor(config.shutdownTimeoutMs * DRAIN_SHARE);
+  teardown.add('drain', () =>
+    drainInflight(inflight, Math.min(drainMs, teardown.remainingMs()), log),
+  );
+  teardown.add('intake', async () => {
+    core.stopAccepting();
+    await slack.stopIntake();
+  });
+}

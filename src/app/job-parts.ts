@@ -1,0 +1,107 @@
+import { createAccess } from '../access.ts';
+import type { Config } from '../config/config.ts';
+import { createWatchControl } from '../jobs/cancel.ts';
+import { createFollowUpForm } from '../jobs/follow-up-form.ts';
+import { createNotifierScheduler } from '../jobs/notifier.ts';
+import { createPendingCommands } from '../jobs/pending-commands.ts';
+import { systemClock } from '../jobs/rate-limits.ts';
+import { createRetries } from '../jobs/retry.ts';
+import { schedulerPacer } from '../jobs/root-pacer.ts';
+import { createJobService } from '../jobs/service.ts';
+import { createJobStatus } from '../jobs/status.ts';
+import type { Logger } from '../log.ts';
+import { createProjects } from '../projects.ts';
+import { createSlackJobChat } from '../slack/chat.ts';
+import { createHomePublisher, refreshingHome } from '../slack/home.ts';
+import { responseUrlAnswer } from '../slack/respond.ts';
+import { createWorkLanes, DEFAULT_LANES } from '../work-queue.ts';
+import { startBackground, startRecoveryLoop } from './background.ts';
+import type { Core } from './core.ts';
+import type { BotOptions } from './options.ts';
+import type { Teardown } from './teardown.ts';
+
+/**
+ * The agent-job side: the App Home, the projects, the lanes work after an ack runs in, the
+ * loops (notifier, poller, recovery), the job service, and the root's buttons.
+ */
+export function buildJobParts(
+  core: Core,
+  config: Config,
+  opts: BotOptions,
+  log: Logger,
+  teardown: Teardown,
+) {
+  const { store, api, budgets, metrics, inflight, slack, now, owner } = core;
+  // The App Home follows the person's jobs: every root update shown schedules a refresh.
+  const home = createHomePublisher({
+    client: slack.app.client,
+    store,
+    agentBudget: budgets.agentFor,
+    defaultProjectId: config.api.projectId,
+    log,
+  });
+  teardown.add('home', () => home.stop());
+  const chat = refreshingHome(createSlackJobChat(slack.app.client, log, metrics), home);
+  const projects = createProjects({
+    store,
+    defaultProjectId: config.api.projectId,
+    keyedProjects: Object.keys(config.api.projectKeys),
+    adminUsers: config.adminUsers,
+    checkProject: (projectId) => api.checkProject(projectId),
+    log,
+    now,
+  });
+  // Work after an ack, in lanes: answers never wait behind starts, starts (I/O) run
+  // START_CONCURRENCY at once, reports (CPU) are throttled while requests keep arriving.
+  const work = createWorkLanes({
+    inflight,
+    log,
+    sizes: {
+      ...opts.lanes,
+      starts: opts.work ?? { ...DEFAULT_LANES.starts, concurrency: config.startConcurrency },
+    },
+  });
+  // One per-channel pacer for the notifier's posts and the roots of job starts.
+  const scheduler = createNotifierScheduler({
+    log,
+    clock: { ...systemClock, now },
+    channelGapMs: opts.channelGapMs,
+    updateLimit: opts.updateLimit,
+  });
+  const { liveness } = core;
+  const wake = startBackground({
+    ...{ config, opts, log, teardown, api, chat, owner, metrics, liveness, now, scheduler },
+  });
+  const jobs = createJobService({
+    ...{ store, api, chat, budget: budgets.agentFor, projects, log, wake, metrics, now },
+    poll: { intervalMs: config.poll.intervalMs },
+    leaseMs: config.leaseMs,
+    botName: () => slack.identity()?.name,
+    pacer: schedulerPacer(scheduler, log),
+    // A start waiting for its channel's turn holds no lane slot; its create takes one.
+    track: (rest) => inflight.track(rest),
+    run: (name, task) => work.starts.offer(name, task),
+  });
+  const answer = responseUrlAnswer(log);
+  startRecoveryLoop({
+    ...{ config, log, teardown, chat, jobs, wake, opts, owner, answer, now, liveness },
+  });
+  // Acked /agent commands are recorded while they wait for their start; stopped after the
+  // drain, it gives back the ones still waiting, for another replica or the next start.
+  const pending = createPendingCommands({ store, owner, leaseMs: config.leaseMs, log, now });
+  teardown.add('pending-commands', () => pending.stop());
+  const access = createAccess(config.access);
+  const buttons = {
+    retry: createRetries({
+      ...{ store, jobs, access, wake, log, now },
+      // A thread from before projects were kept is the configured project's.
+      budget: (projectId) => budgets.agentFor(projectId ?? config.api.projectId),
+    }),
+    stopWatching: createWatchControl({ store, wake, log, now }),
+    followUpForm: createFollowUpForm({ store, jobs, access, log, now }),
+  };
+  const jobStatus = createJobStatus({ store, budget: budgets.agentFor, projects });
+  return { home, chat, projects, work, jobs, pending, access, buttons, jobStatus };
+}
+
+export type JobParts = ReturnType<typeof buildJobParts>;
