@@ -20,6 +20,8 @@ const REPORT_DETAILS_EVENT = 'docs_traffic_details';
 
 /** How long to look for the chart's message: Slack shares an uploaded file asynchronously. */
 const SHARE_WAITS_MS = [0, 250, 500, 1_000, 2_000, 4_000];
+/** How long to look for a chart whose upload failed without a clear answer. */
+const AMBIGUOUS_WAITS_MS = [0, 1_000];
 
 /**
  * Posts a report as ONE message in the channel: the chart with the headline (totals with
@@ -34,8 +36,13 @@ export function createSlackReportPoster(
   view: ReportView = {},
 ): ReportPoster {
   /** The ts of the chart's message, once Slack has shared it in the channel. */
-  async function sharedAt(channelId: string, name: string, sinceMs: number) {
-    for (const wait of SHARE_WAITS_MS) {
+  async function sharedAt(
+    channelId: string,
+    name: string,
+    sinceMs: number,
+    waits = SHARE_WAITS_MS,
+  ) {
+    for (const wait of waits) {
       if (wait) await new Promise((r) => setTimeout(r, wait));
       const found = await historyFind(client, channelId, sinceMs, (m) =>
         Boolean(m.files?.some((f) => f.name === name)),
@@ -56,6 +63,7 @@ export function createSlackReportPoster(
       },
     );
     const since = Date.now() - 60_000;
+    const name = fileName(fileKey, 'png');
     try {
       await client.filesUploadV2({
         channel_id: channelId,
@@ -63,15 +71,21 @@ export function createSlackReportPoster(
         file_uploads: [
           {
             file: chart.png,
-            filename: fileName(fileKey, 'png'),
+            filename: name,
             title: `${title}: ${period}`,
             alt_text: `Daily unique visitors, humans vs AI agents, ${period} (${report.range.timeZone})`,
           },
         ],
       });
     } catch (err) {
-      // The numbers go out without the chart: a missing chart is not worth a lost report.
       log.warn({ err: toChatError(err), channelId }, 'report.files_failed');
+      // Not answered is not refused: the chart may have been shared all the same, and a
+      // second headline would be the report twice. A look that fails counts as not found.
+      const shared = await sharedAt(channelId, name, since, AMBIGUOUS_WAITS_MS).catch(
+        () => undefined,
+      );
+      if (shared) return shared;
+      // The numbers go out without the chart: a missing chart is not worth a lost report.
       return postMarked(client, log, {
         channel: channelId,
         text: headline,
@@ -79,7 +93,7 @@ export function createSlackReportPoster(
         refusedEvent: 'report.blocks_refused',
       });
     }
-    const ts = await sharedAt(channelId, fileName(fileKey, 'png'), since);
+    const ts = await sharedAt(channelId, name, since);
     if (!ts) log.warn({ channelId, fileKey }, 'report.thread_unknown');
     return ts;
   }
@@ -123,9 +137,14 @@ export function createSlackReportPoster(
       return ts;
     },
 
-    async postNotice(channelId: string, text: string) {
+    async postNotice(channelId: string, text: string, threadTs?: string) {
       try {
-        await client.chat.postMessage({ channel: channelId, text, unfurl_links: false });
+        await client.chat.postMessage({
+          channel: channelId,
+          ...(threadTs ? { thread_ts: threadTs } : {}),
+          text,
+          unfurl_links: false,
+        });
       } catch (err) {
         throw toChatError(err);
       }

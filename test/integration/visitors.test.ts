@@ -114,7 +114,7 @@ describe('/visitors', () => {
     ['the chart', 1],
     ['the chart and the CSV', 2],
   ])(
-    'keeps the report one headline and its thread when %s fail to upload',
+    'keeps the report one headline and its thread when %s cannot be uploaded',
     async (_what, times) => {
       h.slack.failNext('files.completeUploadExternal', { error: 'internal_error' }, times);
       const ack = await h.command('2026-11-01 2026-11-07', { command: '/visitors' });
@@ -136,6 +136,41 @@ describe('/visitors', () => {
       );
     },
   );
+
+  it('threads the details under the chart when Slack shows the chart late', async () => {
+    h.slack.delayShares(1_500);
+    await h.command('2026-11-01 2026-11-07', { command: '/visitors' });
+    const { headline, replies } = await postedReport();
+    expect(channelMessages()).toEqual([headline]);
+    expect(headline.files).toHaveLength(1);
+    expect(replies.filter(isDetails)).toHaveLength(1);
+    expect(h.slack.callsTo('conversations.history').length).toBeGreaterThan(1); // looked again
+    expect(h.logs).not.toContain('report.thread_unknown');
+  });
+
+  it('posts the details in the channel, nothing lost, when Slack never shows the chart', async () => {
+    h.slack.delayShares(15_000); // longer than the bot looks for it
+    await h.command('2026-11-01 2026-11-07', { command: '/visitors' });
+    await eventually(() => h.logs.includes('visitors.posted'), 'the report posted', 15_000);
+    expect(h.logs).toContain('report.thread_unknown');
+    // Without the chart's ts there is no thread: the details and CSV go in the channel.
+    expect(channelMessages().filter(isDetails)).toHaveLength(1);
+    const [, csv] = h.slack.callsTo('files.completeUploadExternal');
+    expect(csv?.args).toMatchObject({ channel_id: CHANNEL });
+    expect(csv?.args.thread_ts).toBeUndefined();
+    expect(h.slack.orphans).toEqual([]);
+  });
+
+  it('posts no second headline when the chart upload took effect but its answer was lost', async () => {
+    h.slack.failNext('files.completeUploadExternal', { status: 500, tookEffect: true });
+    await h.command('2026-11-01 2026-11-07', { command: '/visitors' });
+    await eventually(() => h.logs.includes('visitors.posted'), 'the report posted', 10_000);
+    expect(h.logs).toContain('report.files_failed');
+    const { headline, replies } = await postedReport();
+    expect(channelMessages()).toEqual([headline]);
+    expect(headline.files).toHaveLength(1); // the chart that was shared after all
+    expect(replies.filter(isDetails)).toHaveLength(1);
+  });
 
   it('links every page path to DOCS_BASE_URL, escaped, within Slack limits for &-heavy paths', async () => {
     await h.close();
