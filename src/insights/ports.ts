@@ -20,7 +20,7 @@ export interface InsightsPoster {
   ): Promise<void>;
   /**
    * Whether a message marked with `key` was posted in the channel since `sinceMs`, or as a
-   * reply in the thread `threadTs` when given.
+   * reply in the thread `threadTs` when given (the channel is read too).
    */
   has(channelId: string, key: string, sinceMs: number, threadTs?: string): Promise<boolean>;
 }

@@ -70,7 +70,8 @@ export function trafficPart(
 export interface DigestDeps {
   store: Pick<Store, 'claimDigest' | 'heartbeatDigest' | 'markDigestPosted' | 'claimEvent'>;
   /** Says in the channel what a run that gave up could not post (once, on one replica). */
-  notice: (channelId: string, text: string) => Promise<void>;
+  /** Posts a plain notice: in the thread `threadTs` (the traffic report's) when given. */
+  notice: (channelId: string, text: string, threadTs?: string) => Promise<void>;
   /** What the digest posts, in order. */
   parts: readonly DigestPart[];
   log: Logger;
@@ -171,15 +172,16 @@ export function startDigest(deps: DigestDeps): Digest {
   }
 
   /**
-   * Says in the channel which parts of a run given up are missing, and why, so that a week
-   * without a digest is never silent. Claimed durably: one notice, whichever replica gives up.
+   * Says which parts of a run given up are missing, and why, so that a week without a digest
+   * is never silent: in the traffic report's thread when it is posted (where the missing part
+   * would be), in the channel otherwise. Claimed durably: one notice, whichever replica gives up.
    */
   async function giveUp(scheduledAt: Date): Promise<void> {
     const { key, range } = digestPeriod(scheduledAt, deps.timeZone);
     try {
       const once = `digest_given_up:${deps.channelId}:${key}`;
       if (!(await deps.store.claimEvent([once], now()))) return;
-      const { missing } = await missingParts(key);
+      const { missing, threadTs } = await missingParts(key);
       if (missing.length === 0) return;
       const what = missing.map((p) => p.label).join(' and ');
       const err = lastError.get(scheduledAt.getTime());
@@ -190,6 +192,7 @@ export function startDigest(deps: DigestDeps): Digest {
       await deps.notice(
         deps.channelId,
         `The weekly digest for ${formatRange(range)} is incomplete: I could not post ${what} in 24 hours of tries. ${why} \`/visitors\` and \`/insights\` with that week's dates build them by hand.`,
+        threadTs,
       );
       log.info({ period: key, missing: missing.map((p) => p.name) }, 'digest.gave_up_notice');
     } catch (err) {

@@ -18,6 +18,6 @@ export interface ReportPoster {
     fileKey: string,
     sinceMs: number,
   ): Promise<{ ts: string | undefined } | undefined>;
-  /** A plain message in the channel (the digest saying what it could not post). */
-  postNotice(channelId: string, text: string): Promise<void>;
+  /** A plain message (the digest saying what it could not post), in `threadTs` when given. */
+  postNotice(channelId: string, text: string, threadTs?: string): Promise<void>;
 }

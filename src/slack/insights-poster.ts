@@ -51,11 +51,12 @@ export function createSlackInsightsPoster(
       await send(channelId, text, undefined, { key }, threadTs);
     },
 
-    has(channelId, key, sinceMs, threadTs) {
+    async has(channelId, key, sinceMs, threadTs) {
       const wanted = (m: HistoryMessage) => markedWith(m, INSIGHTS_EVENT)?.key === key;
-      return threadTs
-        ? threadHas(client, channelId, threadTs, wanted)
-        : historyHas(client, channelId, sinceMs, wanted);
+      // In the thread, or in the channel: a run that never saw the report's message (Slack
+      // did not show where it shared the chart) posted the section there.
+      if (threadTs && (await threadHas(client, channelId, threadTs, wanted))) return true;
+      return historyHas(client, channelId, sinceMs, wanted);
     },
   };
 }

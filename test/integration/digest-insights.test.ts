@@ -6,6 +6,7 @@ import {
   DIGEST,
   digestThread,
   digestTopLevel,
+  insightsPostedBy,
   insightsSections as insightsSectionsOf,
   missedAnHourAgo,
   trafficReports,
@@ -52,6 +53,25 @@ describe('weekly digest: insights section', () => {
     expect(insightsSections()).toHaveLength(1);
   });
 
+  it('does not repeat an insights section a run posted in the channel, not knowing the thread', async () => {
+    let missed: Date;
+    ({ h, missed } = await missedAnHourAgo());
+    const { key } = digestPeriod(missed, 'UTC');
+    await claimedBy(h, 'dead-replica', key, Date.now() - 3_600_000);
+    // The dead replica's chart was never shown to it, so it posted the section beside it.
+    const slack = asBot(h);
+    await slack.filesUploadV2({
+      channel_id: DIGEST,
+      initial_comment: 'Weekly docs traffic',
+      file_uploads: [{ file: Buffer.from('png'), filename: `docs-traffic-digest-${key}.png` }],
+    });
+    await insightsPostedBy(slack, key);
+    await h.start();
+    await eventually(() => h.logs.includes('digest.already_in_channel'), 'the channel check');
+    expect(insightsSections()).toHaveLength(1);
+    expect(trafficReports(h)).toHaveLength(1);
+  });
+
   it('retries a failed insights section alone: one traffic report, one section', async () => {
     ({ h } = await missedAnHourAgo());
     h.api.inject('searches', { status: 503 }, 3); // the first build fails after its retries
@@ -91,7 +111,7 @@ describe('weekly digest: insights section', () => {
     expect(note?.thread_ts).toBe(trafficReports(h)[0]?.ts);
   });
 
-  it('says in the channel what it could not post once it gives up, and only once', async () => {
+  it("says in the report's thread what it could not post once it gives up, and only once", async () => {
     let missed: Date;
     ({ h, missed } = await missedAnHourAgo());
     h.api.inject('searches', { status: 503 }, 10_000); // insights never come back
@@ -111,6 +131,9 @@ describe('weekly digest: insights section', () => {
     const notices = h.slack.history(DIGEST).filter((m) => m.text?.includes('is incomplete'));
     expect(notices).toHaveLength(1);
     expect(trafficReports(h)).toHaveLength(1);
+    // Where the insights section would be: in the traffic report's thread.
+    expect(notice.thread_ts).toBe(trafficReports(h)[0]?.ts);
+    expect(digestTopLevel(h)).toHaveLength(1);
     expect(insightsSections()).toHaveLength(0);
   });
 
