@@ -51,16 +51,18 @@ export function listSections(title: string, lines: readonly string[]): KnownBloc
 
 /**
  * The report's one message in the channel: its title, the three totals with their change,
- * and where the rest is. mrkdwn text (it goes out as the chart's comment, which carries no
- * blocks), short enough for a phone.
+ * one a line (three on one line wrap mid-figure on a phone), and where the rest is. mrkdwn
+ * text: it goes out as the chart's comment, which carries no blocks.
  */
 export function reportHeadline(report: Report, title: string): string {
   const { changes, range, previous } = report;
   const figure = (name: string, c: Change) => `${name} *${n(c.current)}* ${formatChange(c)}`;
   return [
     `*${title}: ${formatRange(range)}* (${range.timeZone})`,
-    `${figure('Humans', changes.human)} · ${figure('AI agents', changes.ai)} · ${figure('All visitors', changes.total)}`,
-    `Unique visitors, compared with ${formatRange(previous)}. Top pages, biggest movers and every page scanned (CSV) are in the thread.`,
+    figure('Humans', changes.human),
+    figure('AI agents', changes.ai),
+    figure('All visitors', changes.total),
+    `Unique visitors, compared with ${formatRange(previous)}. Top pages, biggest movers and a CSV of every page are in the thread.`,
   ].join('\n');
 }
 

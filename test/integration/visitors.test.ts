@@ -50,9 +50,9 @@ describe('/visitors', () => {
     const lines = headline.text.split('\n');
     expect(lines[0]).toBe('*Docs traffic: Nov 1 – Nov 7, 2026* (UTC)');
     expect(lines[1]).toContain(`Humans *${n(totals.human)}*`);
-    expect(lines[1]).toContain(`AI agents *${n(totals.ai)}*`);
-    expect(lines[1]).toContain(`All visitors *${n(totals.total)}*`);
-    expect(lines[2]).toContain('in the thread');
+    expect(lines[2]).toContain(`AI agents *${n(totals.ai)}*`);
+    expect(lines[3]).toContain(`All visitors *${n(totals.total)}*`);
+    expect(lines[4]).toContain('in the thread');
 
     // In the thread: top pages and movers with a text fallback, then the CSV.
     expect(replies).toHaveLength(2);

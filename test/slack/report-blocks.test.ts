@@ -115,13 +115,15 @@ describe('report text', () => {
     expect(JSON.stringify(msg.blocks)).toContain('midnight to midnight, Europe/Paris time');
   });
 
-  it('puts the totals in a three-line headline that points to the thread', () => {
+  it('puts the totals one a line in a short headline that points to the thread', () => {
     const headline = reportHeadline(report(['/a']), 'Docs traffic');
     const lines = headline.split('\n');
-    expect(lines).toHaveLength(3);
+    expect(lines).toHaveLength(5);
     expect(lines[0]).toBe('*Docs traffic: Nov 1 – Nov 7, 2026* (Europe/Paris)');
-    expect(lines[1]).toContain('AI agents *300* :new: +300 (new)');
-    expect(lines[2]).toContain('in the thread');
+    expect(lines[1]).toMatch(/^Humans \*1,200\* /);
+    expect(lines[2]).toBe('AI agents *300* :new: +300 (new)');
+    expect(lines[3]).toMatch(/^All visitors \*1,400\* /);
+    expect(lines[4]).toContain('in the thread');
     expect(headline).not.toContain('Top pages*'); // the lists are in the thread
   });
 
