@@ -20,7 +20,7 @@ import {
   previousRange,
 } from '../src/reports/range.ts';
 import { createReportService, type Report } from '../src/reports/service.ts';
-import { reportMessage } from '../src/slack/report-blocks.ts';
+import { reportDetails, reportHeadline } from '../src/slack/report-blocks.ts';
 import { openSqliteStore } from '../src/store/sqlite.ts';
 import { ApiEmulator } from '../test/fakes/api-emulator.ts';
 import {
@@ -219,7 +219,7 @@ type Step = (typeof STEPS)[number];
 
 /**
  * What happens to the rows after the scan: dedupeAndSort both periods, movers (as in
- * `service.build`), then what the poster makes of the report: pagesCsv, reportMessage and
+ * `service.build`), then what the poster makes of the report: pagesCsv, reportHeadline, reportDetails and
  * the 7-point chart PNG. Median of `runs` after `warmups` unmeasured runs.
  */
 export async function benchAggregate(runs = 5, warmups = 1): Promise<BenchResult> {
@@ -274,7 +274,7 @@ export async function benchAggregate(runs = 5, warmups = 1): Promise<BenchResult
       },
       generatedAt: NOW,
     };
-    const message = reportMessage(report, TITLE);
+    const message = { headline: reportHeadline(report, TITLE), ...reportDetails(report, TITLE) };
     lap('blocks');
     const period = formatRange(range);
     const chart = renderVisitorsChart(

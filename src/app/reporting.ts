@@ -64,7 +64,7 @@ export function createReporting(deps: {
       log,
       owner,
       channelId,
-      notice: (channel, text) => poster.postNotice(channel, text),
+      notice: (channel, text, threadTs) => poster.postNotice(channel, text, threadTs),
       parts: [
         trafficPart(reports, poster),
         insightsPart(insights, insightsPoster, log.child({ component: 'digest' })),

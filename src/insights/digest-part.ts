@@ -18,7 +18,7 @@ const LASTING: ReadonlySet<ApiErrorKind> = new Set([
   'invalid_request',
 ]);
 
-/** The digest's insights section, under the traffic report: top gaps and disliked pages. */
+/** The digest's insights section, in the traffic report's thread: top gaps and disliked pages. */
 export function insightsPart(
   insights: Pick<InsightsService, 'build'>,
   poster: InsightsPoster,
@@ -28,21 +28,30 @@ export function insightsPart(
   return {
     name: 'insights',
     label: 'the insights section',
-    inChannel: (channelId, periodKey, sinceMs) => poster.has(channelId, key(periodKey), sinceMs),
+    async inChannel(channelId, periodKey, sinceMs, threadTs) {
+      const has = await poster.has(channelId, key(periodKey), sinceMs, threadTs);
+      return has ? { ts: undefined } : undefined;
+    },
     async build(range, periodKey) {
       try {
         const report = await insights.build(range);
-        return (channelId) =>
-          poster.post(channelId, report, {
+        return async (channelId, threadTs) => {
+          await poster.post(channelId, report, {
             key: key(periodKey),
             title: 'Weekly docs insights',
             section: true,
+            threadTs,
           });
+          return undefined;
+        };
       } catch (err) {
         if (!(err instanceof ApiError && LASTING.has(err.kind))) throw err;
         log.warn({ err, period: periodKey }, 'digest.insights_unavailable');
         const text = `Weekly docs insights could not be built. ${describeReportFailure(err)}`;
-        return (channelId) => poster.postUnavailable(channelId, text, { key: key(periodKey) });
+        return async (channelId, threadTs) => {
+          await poster.postUnavailable(channelId, text, { key: key(periodKey), threadTs });
+          return undefined;
+        };
       }
     },
   };

@@ -5,15 +5,22 @@ export interface InsightsPoster {
   /**
    * Posts the report with its plain-text fallback. `key` marks the message, so that a post
    * can be recognised in the channel later (the digest's crash check); `section` posts the
-   * digest's shorter form, titled `title`.
+   * digest's shorter form, titled `title`, in the thread `threadTs` (the traffic report's).
    */
   post(
     channelId: string,
     report: InsightsReport,
-    opts?: { key?: string; title?: string; section?: boolean },
+    opts?: { key?: string; title?: string; section?: boolean; threadTs?: string | undefined },
   ): Promise<void>;
   /** Posts, where the report would have been, why it could not be built. */
-  postUnavailable(channelId: string, text: string, opts: { key: string }): Promise<void>;
-  /** Whether a message marked with `key` was posted in the channel since `sinceMs`. */
-  has(channelId: string, key: string, sinceMs: number): Promise<boolean>;
+  postUnavailable(
+    channelId: string,
+    text: string,
+    opts: { key: string; threadTs?: string | undefined },
+  ): Promise<void>;
+  /**
+   * Whether a message marked with `key` was posted in the channel since `sinceMs`, or as a
+   * reply in the thread `threadTs` when given (the channel is read too).
+   */
+  has(channelId: string, key: string, sinceMs: number, threadTs?: string): Promise<boolean>;
 }

@@ -17,19 +17,33 @@ export const STALE_CLAIM_MS = 15 * 60_000;
 export const RETRY_MS = 5 * 60_000;
 
 /**
- * One message of the digest (the traffic report, the insights section), posted in order.
- * Each is recognised in the channel on its own, so a run that died between two posts the
- * rest, and never one twice.
+ * One part of the digest (the traffic report, the insights section), posted in order: the
+ * first is the one message in the channel, the others go in its thread. Each is recognised
+ * on its own, so a run that died between two posts the rest, and never one twice.
  */
 export interface DigestPart {
   /** Names the part in log lines. */
   name: string;
   /** Names it for people: "the traffic report". */
   label: string;
-  /** Whether this part of the period's digest is in the channel already (since `sinceMs`). */
-  inChannel(channelId: string, periodKey: string, sinceMs: number): Promise<boolean>;
-  /** Builds the part for the period; what it returns posts it. */
-  build(range: DateRange, periodKey: string): Promise<(channelId: string) => Promise<void>>;
+  /**
+   * Whether this part of the period's digest is posted already: in the channel since
+   * `sinceMs`, or in the thread `threadTs` when given. Answers where, when it is.
+   */
+  inChannel(
+    channelId: string,
+    periodKey: string,
+    sinceMs: number,
+    threadTs?: string,
+  ): Promise<{ ts: string | undefined } | undefined>;
+  /**
+   * Builds the part for the period; what it returns posts it (in the thread `threadTs` when
+   * given) and answers the ts of the message it posted, when known.
+   */
+  build(
+    range: DateRange,
+    periodKey: string,
+  ): Promise<(channelId: string, threadTs?: string) => Promise<string | undefined>>;
 }
 
 /** The traffic report with its chart and CSV: the digest's first part. */
@@ -41,7 +55,7 @@ export function trafficPart(
   return {
     name: 'traffic',
     label: 'the traffic report',
-    inChannel: (channelId, key, sinceMs) => poster.hasReport(channelId, fileKey(key), sinceMs),
+    inChannel: (channelId, key, sinceMs) => poster.findReport(channelId, fileKey(key), sinceMs),
     async build(range, key) {
       const report = await reports.build(range);
       return (channelId) =>
@@ -56,7 +70,8 @@ export function trafficPart(
 export interface DigestDeps {
   store: Pick<Store, 'claimDigest' | 'heartbeatDigest' | 'markDigestPosted' | 'claimEvent'>;
   /** Says in the channel what a run that gave up could not post (once, on one replica). */
-  notice: (channelId: string, text: string) => Promise<void>;
+  /** Posts a plain notice: in the thread `threadTs` (the traffic report's) when given. */
+  notice: (channelId: string, text: string, threadTs?: string) => Promise<void>;
   /** What the digest posts, in order. */
   parts: readonly DigestPart[];
   log: Logger;
@@ -136,28 +151,37 @@ export function startDigest(deps: DigestDeps): Digest {
     }
   }
 
-  /** The parts a run that died left unposted; logs the ones already in the channel. */
-  async function missingParts(key: string): Promise<DigestPart[]> {
+  /**
+   * The parts a run that died left unposted, and the thread the first one opened; logs the
+   * ones already in the channel.
+   */
+  async function missingParts(
+    key: string,
+  ): Promise<{ missing: DigestPart[]; threadTs: string | undefined }> {
     const since = now() - 8 * 86_400_000;
     const missing: DigestPart[] = [];
+    let threadTs: string | undefined;
     for (const part of deps.parts) {
-      if (await part.inChannel(deps.channelId, key, since)) {
+      const found = await part.inChannel(deps.channelId, key, since, threadTs);
+      if (found) {
+        threadTs ??= found.ts;
         log.info({ period: key, part: part.name }, 'digest.part_in_channel');
       } else missing.push(part);
     }
-    return missing;
+    return { missing, threadTs };
   }
 
   /**
-   * Says in the channel which parts of a run given up are missing, and why, so that a week
-   * without a digest is never silent. Claimed durably: one notice, whichever replica gives up.
+   * Says which parts of a run given up are missing, and why, so that a week without a digest
+   * is never silent: in the traffic report's thread when it is posted (where the missing part
+   * would be), in the channel otherwise. Claimed durably: one notice, whichever replica gives up.
    */
   async function giveUp(scheduledAt: Date): Promise<void> {
     const { key, range } = digestPeriod(scheduledAt, deps.timeZone);
     try {
       const once = `digest_given_up:${deps.channelId}:${key}`;
       if (!(await deps.store.claimEvent([once], now()))) return;
-      const missing = await missingParts(key);
+      const { missing, threadTs } = await missingParts(key);
       if (missing.length === 0) return;
       const what = missing.map((p) => p.label).join(' and ');
       const err = lastError.get(scheduledAt.getTime());
@@ -168,6 +192,7 @@ export function startDigest(deps: DigestDeps): Digest {
       await deps.notice(
         deps.channelId,
         `The weekly digest for ${formatRange(range)} is incomplete: I could not post ${what} in 24 hours of tries. ${why} \`/visitors\` and \`/insights\` with that week's dates build them by hand.`,
+        threadTs,
       );
       log.info({ period: key, missing: missing.map((p) => p.name) }, 'digest.gave_up_notice');
     } catch (err) {
@@ -194,7 +219,12 @@ export function startDigest(deps: DigestDeps): Digest {
         return 'skipped';
       }
       // A stale claim may have posted some parts before dying: look before posting again.
-      const parts = claim.state === 'stale' ? await missingParts(key) : deps.parts;
+      const left =
+        claim.state === 'stale'
+          ? await missingParts(key)
+          : { missing: deps.parts, threadTs: undefined };
+      const parts = left.missing;
+      let threadTs = left.threadTs;
       if (parts.length === 0) {
         await deps.store.markDigestPosted(deps.channelId, key, deps.owner, now());
         log.info({ period: key }, 'digest.already_in_channel');
@@ -208,7 +238,8 @@ export function startDigest(deps: DigestDeps): Digest {
           log.warn({ period: key, part: part.name }, 'digest.claim_lost');
           return 'skipped';
         }
-        await post(deps.channelId);
+        const ts = await post(deps.channelId, threadTs);
+        threadTs ??= ts; // the first part's message holds the others in its thread
         log.info({ period: key, part: part.name }, 'digest.part_posted');
       }
       await deps.store.markDigestPosted(deps.channelId, key, deps.owner, now());

@@ -1,7 +1,7 @@
 import type { WebClient } from '@slack/web-api';
 import { anyMessage, toChatError } from './chat.ts';
 
-type HistoryMessage = NonNullable<
+export type HistoryMessage = NonNullable<
   Awaited<ReturnType<WebClient['conversations']['history']>>['messages']
 >[number];
 
@@ -16,11 +16,43 @@ export async function historyHas(
   sinceMs: number,
   wanted: (m: HistoryMessage) => boolean,
 ): Promise<boolean> {
+  return (await historyFind(client, channelId, sinceMs, wanted)) !== undefined;
+}
+
+/** The first top-level message since `sinceMs` that matches `wanted`, as historyHas reads. */
+export async function historyFind(
+  client: WebClient,
+  channelId: string,
+  sinceMs: number,
+  wanted: (m: HistoryMessage) => boolean,
+): Promise<HistoryMessage | undefined> {
   const page = (cursor: string | undefined) =>
     client.conversations
       .history({
         channel: channelId,
         oldest: String(sinceMs / 1000),
+        limit: 200,
+        include_all_metadata: true,
+        ...(cursor ? { cursor } : {}),
+      })
+      .catch((err: unknown) => {
+        throw toChatError(err);
+      });
+  return anyMessage(page, wanted);
+}
+
+/** Whether a reply in the thread `threadTs` matches `wanted` (its metadata read too). */
+export async function threadHas(
+  client: WebClient,
+  channelId: string,
+  threadTs: string,
+  wanted: (m: HistoryMessage) => boolean,
+): Promise<boolean> {
+  const page = (cursor: string | undefined) =>
+    client.conversations
+      .replies({
+        channel: channelId,
+        ts: threadTs,
         limit: 200,
         include_all_metadata: true,
         ...(cursor ? { cursor } : {}),

@@ -3,7 +3,7 @@ import type { WebClient } from '@slack/web-api';
 import type { InsightsPoster } from '../insights/ports.ts';
 import type { InsightsReport } from '../insights/service.ts';
 import type { Logger } from '../log.ts';
-import { historyHas, markedWith } from './history.ts';
+import { type HistoryMessage, historyHas, markedWith, threadHas } from './history.ts';
 import { type InsightsView, insightsMessage } from './insights-blocks.ts';
 import { postMarked } from './marked-message.ts';
 
@@ -19,15 +19,17 @@ export function createSlackInsightsPoster(
   log: Logger,
   view: InsightsView,
 ): InsightsPoster {
-  function send(
+  async function send(
     channel: string,
     text: string,
     blocks: KnownBlock[] | undefined,
     payload: Record<string, string>,
+    threadTs: string | undefined,
   ): Promise<void> {
     const metadata = { event_type: INSIGHTS_EVENT, event_payload: payload };
-    return postMarked(client, log, {
+    await postMarked(client, log, {
       channel,
+      threadTs,
       text,
       blocks,
       metadata,
@@ -42,20 +44,19 @@ export function createSlackInsightsPoster(
         topSearches: !opts.section,
       });
       const payload = { from: report.range.from, ...(opts.key ? { key: opts.key } : {}) };
-      await send(channelId, message.text, message.blocks, payload);
+      await send(channelId, message.text, message.blocks, payload, opts.threadTs);
     },
 
-    async postUnavailable(channelId, text, { key }) {
-      await send(channelId, text, undefined, { key });
+    async postUnavailable(channelId, text, { key, threadTs }) {
+      await send(channelId, text, undefined, { key }, threadTs);
     },
 
-    has(channelId, key, sinceMs) {
-      return historyHas(
-        client,
-        channelId,
-        sinceMs,
-        (m) => markedWith(m, INSIGHTS_EVENT)?.key === key,
-      );
+    async has(channelId, key, sinceMs, threadTs) {
+      const wanted = (m: HistoryMessage) => markedWith(m, INSIGHTS_EVENT)?.key === key;
+      // In the thread, or in the channel: a run that never saw the report's message (Slack
+      // did not show where it shared the chart) posted the section there.
+      if (threadTs && (await threadHas(client, channelId, threadTs, wanted))) return true;
+      return historyHas(client, channelId, sinceMs, wanted);
     },
   };
 }

@@ -12,13 +12,15 @@ const CANNOT_POST = new Set([...NOT_IN_CHANNEL_CODES, 'is_archived', 'invalid_au
  * channel later (history.ts), with its plain `text` for notifications and screen readers.
  * If Slack refuses the blocks for any reason (and would take a plain message), `plain` goes
  * out alone instead, so the report is never lost with its blocks. Without blocks, `plain`
- * (or `text`) is posted as it is.
+ * (or `text`) is posted as it is. Answers the message's ts.
  */
 export async function postMarked(
   client: WebClient,
   log: Logger,
   m: {
     channel: string;
+    /** Posts it as a reply in this thread. */
+    threadTs?: string | undefined;
     text: string;
     blocks?: KnownBlock[] | undefined;
     /** The fallback's text; `text` when not given. */
@@ -27,9 +29,10 @@ export async function postMarked(
     /** The log line of a refusal: `report.blocks_refused`, … */
     refusedEvent: string;
   },
-): Promise<void> {
+): Promise<string | undefined> {
   const base = {
     channel: m.channel,
+    ...(m.threadTs ? { thread_ts: m.threadTs } : {}),
     text: m.text,
     unfurl_links: false,
     unfurl_media: false,
@@ -37,8 +40,7 @@ export async function postMarked(
   };
   if (m.blocks) {
     try {
-      await client.chat.postMessage({ ...base, blocks: m.blocks });
-      return;
+      return (await client.chat.postMessage({ ...base, blocks: m.blocks })).ts;
     } catch (err) {
       const e = toChatError(err);
       // Not answered: the blocks may have been posted; a second message could repeat them.
@@ -47,7 +49,7 @@ export async function postMarked(
     }
   }
   try {
-    await client.chat.postMessage({ ...base, text: m.plain ?? m.text });
+    return (await client.chat.postMessage({ ...base, text: m.plain ?? m.text })).ts;
   } catch (err) {
     throw toChatError(err);
   }

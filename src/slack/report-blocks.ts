@@ -8,8 +8,9 @@ import type { Message } from './blocks.ts';
 import { pagePath } from './page-links.ts';
 
 /**
- * The traffic report as Block Kit: totals with change, top pages, movers, and footnotes
- * that say what the numbers are (deduplicated) and how much was scanned. Pure.
+ * The traffic report for Slack: a short headline (totals with change) for the channel, and
+ * its details for the thread (top pages, movers, and footnotes that say what the numbers are,
+ * deduplicated, and how much was scanned) as Block Kit. Pure.
  */
 
 /** Slack's limit on a section's text. */
@@ -48,35 +49,27 @@ export function listSections(title: string, lines: readonly string[]): KnownBloc
   return texts.map((text) => ({ type: 'section', text: { type: 'mrkdwn', text } }));
 }
 
-export function reportMessage(report: Report, title: string, view: ReportView = {}): Message {
+/**
+ * The report's one message in the channel: its title, the three totals with their change,
+ * one a line (three on one line wrap mid-figure on a phone), and where the rest is. mrkdwn
+ * text: it goes out as the chart's comment, which carries no blocks.
+ */
+export function reportHeadline(report: Report, title: string): string {
   const { changes, range, previous } = report;
-  const period = formatRange(range);
-  const path = (p: string) => pagePath(p, view.docsBaseUrl);
-  const field = (name: string, c: Change) => ({
-    type: 'mrkdwn' as const,
-    text: `*${name}*\n${n(c.current)}  ${formatChange(c)}`,
-  });
-  const blocks: KnownBlock[] = [
-    { type: 'header', text: { type: 'plain_text', text: truncate(`${title}: ${period}`, 150) } },
-    {
-      type: 'section',
-      fields: [
-        field('Humans', changes.human),
-        field('AI agents', changes.ai),
-        field('All visitors', changes.total),
-      ],
-    },
-    {
-      type: 'context',
-      elements: [
-        {
-          type: 'mrkdwn',
-          text: `Unique visitors, compared with ${formatRange(previous)}. Days run from midnight to midnight, ${range.timeZone} time.`,
-        },
-      ],
-    },
-  ];
+  const figure = (name: string, c: Change) => `${name} *${n(c.current)}* ${formatChange(c)}`;
+  return [
+    `*${title}: ${formatRange(range)}* (${range.timeZone})`,
+    figure('Humans', changes.human),
+    figure('AI agents', changes.ai),
+    figure('All visitors', changes.total),
+    `Unique visitors, compared with ${formatRange(previous)}. Top pages, biggest movers and a CSV of every page are in the thread.`,
+  ].join('\n');
+}
 
+/** The report's first reply in its thread: top pages, movers, and what the numbers are. */
+export function reportDetails(report: Report, title: string, view: ReportView = {}): Message {
+  const path = (p: string) => pagePath(p, view.docsBaseUrl);
+  const blocks: KnownBlock[] = [];
   const top = report.top.map(
     (r, i) => `${i + 1}. ${path(r.path)}  *${n(r.total)}*  (${n(r.human)} human · ${n(r.ai)} AI)`,
   );
@@ -91,7 +84,7 @@ export function reportMessage(report: Report, title: string, view: ReportView = 
     type: 'context',
     elements: footnotes(report).map((text) => ({ type: 'mrkdwn', text })),
   });
-  return { text: reportText(report, title), blocks };
+  return { text: `Top pages and biggest movers: ${reportText(report, title)}`, blocks };
 }
 
 /** Why the movers list is empty, plainly. */
@@ -126,7 +119,7 @@ export function footnotes(report: Report): string[] {
     );
   }
   notes.push(
-    'Each visitor counts once per period: human + AI can exceed *All visitors*, and page counts do not add up to the site total. Chart and every page scanned (CSV) attached.',
+    `Each visitor counts once per period: human + AI can exceed *All visitors*, and page counts do not add up to the site total. Days run from midnight to midnight, ${report.range.timeZone} time. Every page scanned is in the CSV below.`,
   );
   return notes;
 }

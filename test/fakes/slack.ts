@@ -174,6 +174,14 @@ export class FakeSlack {
     this.grantedScopes = scopes ? [...scopes] : undefined;
   }
 
+  /**
+   * From now on an upload's message appears in the channel `ms` after the upload completes
+   * (Slack shares files asynchronously); 0, the default, shows it at once.
+   */
+  delayShares(ms: number): void {
+    this.uploads.shareDelayMs = ms;
+  }
+
   /** From now on Slack answers `invalid_auth` for this token (revoked, or the app uninstalled). */
   revokeToken(token: string): void {
     this.revoked.add(token);

@@ -1,5 +1,6 @@
 import { WebClient } from '@slack/web-api';
 import { Harness, SECRETS } from './harness.ts';
+import { reportHeadlines, threadOf, topLevel } from './reports.ts';
 
 /** The digest channel of the digest tests. */
 export const DIGEST = 'C0DIGEST';
@@ -30,18 +31,30 @@ export async function claimedBy(h: Harness, owner: string, key: string, at: numb
 /** A client that posts as the bot straight to the fake Slack: what a dead replica did. */
 export const asBot = (h: Harness) => new WebClient(SECRETS.botToken, { slackApiUrl: h.slack.url });
 
-/** The insights section a dead replica posted for the period, before it died. */
-export async function insightsPostedBy(slack: WebClient, key: string): Promise<void> {
+/**
+ * The insights section a dead replica posted for the period before it died: in the traffic
+ * report's thread `threadTs`, or in the channel (where a report whose thread was unknown
+ * left it).
+ */
+export async function insightsPostedBy(
+  slack: WebClient,
+  key: string,
+  threadTs?: string,
+): Promise<void> {
   await slack.chat.postMessage({
     channel: DIGEST,
+    ...(threadTs ? { thread_ts: threadTs } : {}),
     text: 'Weekly docs insights',
     metadata: { event_type: 'docs_insights_report', event_payload: { key: `digest-${key}` } },
   });
 }
 
-/** The traffic report messages of the digest channel (their files follow each one). */
-export const trafficReports = (h: Harness) =>
-  h.slack.history(DIGEST).filter((m) => m.metadata?.event_type === 'docs_traffic_report');
-/** The insights sections (or the notes in their place). */
+/** What people see in the digest channel itself: one message per digest. */
+export const digestTopLevel = (h: Harness) => topLevel(h.slack, DIGEST);
+/** The traffic report headlines of the digest channel (the rest is in each one's thread). */
+export const trafficReports = (h: Harness) => reportHeadlines(h.slack, DIGEST);
+/** The replies under a message of the digest channel. */
+export const digestThread = (h: Harness, ts: string) => threadOf(h.slack, DIGEST, ts);
+/** The insights sections (or the notes in their place), wherever they are. */
 export const insightsSections = (h: Harness) =>
   h.slack.history(DIGEST).filter((m) => m.metadata?.event_type === 'docs_insights_report');

@@ -4,12 +4,16 @@ import {
   asBot,
   claimedBy,
   DIGEST,
+  digestThread,
+  digestTopLevel,
+  insightsPostedBy,
   insightsSections as insightsSectionsOf,
   missedAnHourAgo,
   trafficReports,
 } from '../helpers/digest.ts';
 import type { Harness } from '../helpers/harness.ts';
 import { eventually, sleep } from '../helpers/net.ts';
+import { isCsv, isDetails } from '../helpers/reports.ts';
 
 /** The weekly digest's insights section: its own part of the once-per-period guarantee. */
 
@@ -19,7 +23,6 @@ afterEach(async () => {
 });
 
 const insightsSections = () => insightsSectionsOf(h);
-const trafficFiles = () => h.slack.history(DIGEST).filter((m) => m.files?.length);
 const INSIGHT_KINDS = ['searches', 'assistant', 'feedback', 'feedbackByPage'] as const;
 const insightRequests = () => INSIGHT_KINDS.flatMap((k) => h.api.requestsTo(k));
 
@@ -29,7 +32,7 @@ describe('weekly digest: insights section', () => {
     ({ h, missed } = await missedAnHourAgo());
     const { key } = digestPeriod(missed, 'UTC');
     await claimedBy(h, 'dead-replica', key, Date.now() - 3_600_000);
-    await asBot(h).chat.postMessage({
+    const headline = await asBot(h).chat.postMessage({
       channel: DIGEST,
       text: 'Weekly docs traffic',
       metadata: { event_type: 'docs_traffic_report', event_payload: { file_key: `digest-${key}` } },
@@ -38,6 +41,9 @@ describe('weekly digest: insights section', () => {
     await eventually(() => h.logs.includes('digest.posted'), 'the digest run');
     expect(insightsSections()).toHaveLength(1);
     expect(trafficReports(h)).toHaveLength(1);
+    // In the thread of the report found in the channel, not beside it.
+    expect(digestTopLevel(h)).toHaveLength(1);
+    expect(digestThread(h, headline.ts!)).toEqual(insightsSections());
     // The traffic report was recognised, not rebuilt: not one visitors request.
     expect(h.api.requestsTo('visitors')).toHaveLength(0);
     expect(h.logs).toMatch(/"part":"traffic".*"digest\.part_in_channel"/);
@@ -45,6 +51,25 @@ describe('weekly digest: insights section', () => {
     await h.start();
     await sleep(1_000);
     expect(insightsSections()).toHaveLength(1);
+  });
+
+  it('does not repeat an insights section a run posted in the channel, not knowing the thread', async () => {
+    let missed: Date;
+    ({ h, missed } = await missedAnHourAgo());
+    const { key } = digestPeriod(missed, 'UTC');
+    await claimedBy(h, 'dead-replica', key, Date.now() - 3_600_000);
+    // The dead replica's chart was never shown to it, so it posted the section beside it.
+    const slack = asBot(h);
+    await slack.filesUploadV2({
+      channel_id: DIGEST,
+      initial_comment: 'Weekly docs traffic',
+      file_uploads: [{ file: Buffer.from('png'), filename: `docs-traffic-digest-${key}.png` }],
+    });
+    await insightsPostedBy(slack, key);
+    await h.start();
+    await eventually(() => h.logs.includes('digest.already_in_channel'), 'the channel check');
+    expect(insightsSections()).toHaveLength(1);
+    expect(trafficReports(h)).toHaveLength(1);
   });
 
   it('retries a failed insights section alone: one traffic report, one section', async () => {
@@ -56,12 +81,15 @@ describe('weekly digest: insights section', () => {
     expect(h.logs).toContain('digest.failed');
     expect(h.logs).toMatch(/"part":"traffic".*"digest\.part_in_channel"/);
     await sleep(1_000);
+    expect(digestTopLevel(h)).toHaveLength(1);
     expect(trafficReports(h)).toHaveLength(1);
-    expect(trafficFiles()).toHaveLength(1);
     expect(insightsSections()).toHaveLength(1);
-    // Under the traffic report and its files.
-    const order = h.slack.history(DIGEST).map((m) => m.ts);
-    expect(order.indexOf(insightsSections()[0]!.ts)).toBe(order.length - 1);
+    // In the traffic report's thread, under its details and CSV, each once.
+    const replies = digestThread(h, trafficReports(h)[0]!.ts);
+    expect(replies).toHaveLength(3);
+    expect(isDetails(replies[0]!)).toBe(true);
+    expect(isCsv(replies[1]!)).toBe(true);
+    expect(replies[2]).toEqual(insightsSections()[0]);
   });
 
   it('says why in its place when the API refuses insights for good, and does not retry', async () => {
@@ -79,9 +107,11 @@ describe('weekly digest: insights section', () => {
     expect(insightRequests()).toHaveLength(sent);
     expect(trafficReports(h)).toHaveLength(1);
     expect(insightsSections()).toHaveLength(1);
+    expect(digestTopLevel(h)).toHaveLength(1);
+    expect(note?.thread_ts).toBe(trafficReports(h)[0]?.ts);
   });
 
-  it('says in the channel what it could not post once it gives up, and only once', async () => {
+  it("says in the report's thread what it could not post once it gives up, and only once", async () => {
     let missed: Date;
     ({ h, missed } = await missedAnHourAgo());
     h.api.inject('searches', { status: 503 }, 10_000); // insights never come back
@@ -101,6 +131,9 @@ describe('weekly digest: insights section', () => {
     const notices = h.slack.history(DIGEST).filter((m) => m.text?.includes('is incomplete'));
     expect(notices).toHaveLength(1);
     expect(trafficReports(h)).toHaveLength(1);
+    // Where the insights section would be: in the traffic report's thread.
+    expect(notice.thread_ts).toBe(trafficReports(h)[0]?.ts);
+    expect(digestTopLevel(h)).toHaveLength(1);
     expect(insightsSections()).toHaveLength(0);
   });
 

@@ -8,6 +8,8 @@ import {
   claimedBy as claimedByIn,
   cronAt,
   DIGEST,
+  digestThread,
+  digestTopLevel,
   insightsPostedBy,
   insightsSections as insightsSectionsOf,
   missedAnHourAgo as missedHarness,
@@ -15,6 +17,7 @@ import {
 } from '../helpers/digest.ts';
 import { Harness } from '../helpers/harness.ts';
 import { eventually, freePort, sleep } from '../helpers/net.ts';
+import { isCsv, isDetails } from '../helpers/reports.ts';
 import { slackLimitProblems } from '../helpers/slack-limits.ts';
 
 let h: Harness;
@@ -51,8 +54,8 @@ async function missedAnHourAgo(): Promise<Date> {
 }
 const claimedBy = (owner: string, key: string, at: number) => claimedByIn(h, owner, key, at);
 
-const digests = () => h.slack.history(DIGEST).filter((m) => m.files?.length);
-const reportMessages = () => trafficReports(h);
+/** The digests in the channel: each is one top-level message, the traffic report's headline. */
+const digests = () => trafficReports(h);
 const insightsSections = () => insightsSectionsOf(h);
 
 describe('weekly digest', () => {
@@ -62,22 +65,27 @@ describe('weekly digest', () => {
     await h.start();
     await secondInstance();
     await sleep(3_000);
+    // One message in the channel: the chart, with the headline as its comment.
+    expect(digestTopLevel(h)).toHaveLength(1);
     expect(digests()).toHaveLength(1);
-    expect(reportMessages()).toHaveLength(1);
-    const { range } = digestPeriod(new Date(), 'UTC');
-    expect(JSON.stringify(reportMessages()[0]?.blocks)).toContain(
-      `Weekly docs traffic: ${formatRange(range)}`,
-    );
-    expect(reportMessages()[0]?.text).toContain(`Weekly docs traffic: ${formatRange(range)}`);
+    const headline = digests()[0]!;
+    const { range, key } = digestPeriod(new Date(), 'UTC');
+    expect(headline.text).toContain(`Weekly docs traffic: ${formatRange(range)}`);
+    expect(headline.files?.map((f) => f.name)).toEqual([`docs-traffic-digest-${key}.png`]);
     expect(`${h.logs}${extraLogs.join('')}`).toMatch(/digest\.(claimed_elsewhere|already_posted)/);
-    // Under the traffic report and its files: the insights section, once, with its buttons.
-    expect(insightsSections()).toHaveLength(1);
-    const section = insightsSections()[0]!;
-    const order = h.slack.history(DIGEST).map((m) => m.ts);
-    expect(order.indexOf(section.ts)).toBe(order.length - 1);
-    expect(section.text).toContain(`Weekly docs insights: ${formatRange(range)}`);
-    expect(slackLimitProblems(section)).toEqual([]);
-    const shown = JSON.stringify(section.blocks);
+    // In its thread, in this order: top pages and movers, the CSV, the insights section.
+    const replies = digestThread(h, headline.ts);
+    expect(replies).toHaveLength(3);
+    const [details, csv, section] = replies;
+    expect(isDetails(details!)).toBe(true);
+    expect(details?.text).toContain(`Weekly docs traffic: ${formatRange(range)}`);
+    expect(JSON.stringify(details?.blocks)).toContain('Top pages');
+    expect(slackLimitProblems(details!)).toEqual([]);
+    expect(isCsv(csv!)).toBe(true);
+    expect(insightsSections()).toEqual([section]);
+    expect(section?.text).toContain(`Weekly docs insights: ${formatRange(range)}`);
+    expect(slackLimitProblems(section!)).toEqual([]);
+    const shown = JSON.stringify(section?.blocks);
     expect(shown).toContain('Content gaps');
     expect(shown).toContain('Pages readers disliked');
     expect(shown).toContain('insight_draft_question_0');
@@ -88,7 +96,8 @@ describe('weekly digest', () => {
     for (const b of extra.splice(0)) await b.stop();
     await h.start();
     await sleep(1_500);
-    expect(digests()).toHaveLength(1);
+    expect(digestTopLevel(h)).toHaveLength(1);
+    expect(digestThread(h, headline.ts)).toHaveLength(3);
   });
 
   it('catches up once when started within 24 h of a missed run', async () => {
@@ -96,11 +105,13 @@ describe('weekly digest', () => {
     await h.start();
     await sleep(1_500);
     expect(digests()).toHaveLength(1);
+    expect(digestTopLevel(h)).toHaveLength(1);
     expect(h.logs).toContain('digest.catch_up');
     await h.stopBot();
     await h.start();
     await sleep(1_000);
     expect(digests()).toHaveLength(1);
+    expect(digestTopLevel(h)).toHaveLength(1);
   });
 
   it('logs the skip when the missed run is older than 24 h', async () => {
@@ -109,7 +120,7 @@ describe('weekly digest', () => {
     });
     await h.start();
     await sleep(800);
-    expect(digests()).toHaveLength(0);
+    expect(digestTopLevel(h)).toHaveLength(0);
     expect(h.logs).toContain('digest.catch_up_skipped');
   });
 
@@ -123,6 +134,7 @@ describe('weekly digest', () => {
     expect(h.logs).toContain('digest.claimed_elsewhere');
     await sleep(1_500);
     expect(digests()).toHaveLength(1);
+    expect(digestTopLevel(h)).toHaveLength(1);
   });
 
   it('keeps a slow build its own while it beats: a second instance does not take it over', async () => {
@@ -148,6 +160,8 @@ describe('weekly digest', () => {
     expect(h.logs).toContain('digest.retry_scheduled');
     await sleep(1_000);
     expect(digests()).toHaveLength(1);
+    expect(digestTopLevel(h)).toHaveLength(1);
+    expect(digestThread(h, digests()[0]!.ts)).toHaveLength(3); // details, CSV, insights
   });
 
   it('recognises a digest posted the fallback way (a message marked with its key)', async () => {
@@ -155,15 +169,16 @@ describe('weekly digest', () => {
     const { key } = digestPeriod(missed, 'UTC');
     await claimedBy('dead-replica', key, Date.now() - 3_600_000);
     const slack = asBot(h);
-    await slack.chat.postMessage({
+    const headline = await slack.chat.postMessage({
       channel: DIGEST,
       text: 'Weekly docs traffic',
       metadata: { event_type: 'docs_traffic_report', event_payload: { file_key: `digest-${key}` } },
     });
-    await insightsPostedBy(slack, key);
+    await insightsPostedBy(slack, key, headline.ts);
     await h.start();
     await eventually(() => h.logs.includes('digest.already_in_channel'), 'the channel check');
     expect(h.slack.history(DIGEST)).toHaveLength(2);
+    expect(digestTopLevel(h)).toHaveLength(1);
   });
 
   it('does not post again for a stale claim whose digest already reached the channel', async () => {
@@ -177,10 +192,13 @@ describe('weekly digest', () => {
       initial_comment: 'Weekly docs traffic',
       file_uploads: [{ file: Buffer.from('png'), filename: `docs-traffic-digest-${key}.png` }],
     });
-    await insightsPostedBy(slack, key);
+    const [headline] = digests();
+    await insightsPostedBy(slack, key, headline!.ts);
     await h.start();
     await sleep(1_500);
     expect(digests()).toHaveLength(1);
+    expect(digestTopLevel(h)).toHaveLength(1);
+    expect(digestThread(h, headline!.ts)).toHaveLength(1); // the insights section, not again
     expect(h.logs).toContain('digest.already_in_channel');
     expect(h.slack.callsTo('conversations.history').length).toBeGreaterThanOrEqual(1);
   });

@@ -3,7 +3,7 @@ import type { PageRow } from '../../src/api/schemas.ts';
 import { change, type Mover } from '../../src/reports/aggregate.ts';
 import type { Report } from '../../src/reports/service.ts';
 import { pagePath } from '../../src/slack/page-links.ts';
-import { formatChange, reportMessage } from '../../src/slack/report-blocks.ts';
+import { formatChange, reportDetails, reportHeadline } from '../../src/slack/report-blocks.ts';
 import { plainReport } from '../../src/slack/report-plain.ts';
 import { slackLimitProblems } from '../helpers/slack-limits.ts';
 
@@ -61,7 +61,7 @@ describe('report blocks within Slack limits', () => {
     ['without links', undefined],
     ['with links', BASE],
   ])('keeps ten &-heavy paths within every limit (%s)', (_name, docsBaseUrl) => {
-    const msg = reportMessage(report(ampersands), 'Docs traffic', { docsBaseUrl });
+    const msg = reportDetails(report(ampersands), 'Docs traffic', { docsBaseUrl });
     expect(slackLimitProblems(msg)).toEqual([]);
     const texts = sectionTexts(msg.blocks);
     // Every top page and mover is there, each path cut after escaping (never half an entity).
@@ -71,7 +71,7 @@ describe('report blocks within Slack limits', () => {
 
   it('keeps top pages within 3,000 characters even when their URLs are long', () => {
     const long = Array.from({ length: 10 }, (_, i) => `/${i}/${'a&b/'.repeat(220)}`);
-    const msg = reportMessage(report(long), 'Docs traffic', { docsBaseUrl: BASE });
+    const msg = reportDetails(report(long), 'Docs traffic', { docsBaseUrl: BASE });
     expect(slackLimitProblems(msg)).toEqual([]);
     const top = sectionTexts(msg.blocks).filter((t) => /^\*Top pages\*|^\d+\. /.test(t));
     expect(top.join('\n').match(/^\d+\. /gm)).toHaveLength(10);
@@ -88,7 +88,7 @@ describe('report blocks within Slack limits', () => {
 describe('report text', () => {
   it('links every path in top pages and movers when DOCS_BASE_URL is set', () => {
     const paths = Array.from({ length: 10 }, (_, i) => `/guides/page-${i}`);
-    const msg = reportMessage(report(paths), 'Docs traffic', { docsBaseUrl: BASE });
+    const msg = reportDetails(report(paths), 'Docs traffic', { docsBaseUrl: BASE });
     const all = sectionTexts(msg.blocks).join('\n');
     for (const p of paths) expect(all).toContain(`<${BASE}${p}|${p}>`);
     expect(all.match(/<https:\/\/docs\.acme\.com\//g)).toHaveLength(20); // 10 top + 10 movers
@@ -108,22 +108,35 @@ describe('report text', () => {
   });
 
   it('has a plain text fallback and says which time zone the days are in', () => {
-    const msg = reportMessage(report(['/a']), 'Docs traffic');
+    const msg = reportDetails(report(['/a']), 'Docs traffic');
     expect(msg.text).toBe(
-      'Docs traffic: Nov 1 – Nov 7, 2026 (Europe/Paris): 1,400 unique visitors (1,200 human, 300 AI).',
+      'Top pages and biggest movers: Docs traffic: Nov 1 – Nov 7, 2026 (Europe/Paris): 1,400 unique visitors (1,200 human, 300 AI).',
     );
     expect(JSON.stringify(msg.blocks)).toContain('midnight to midnight, Europe/Paris time');
+  });
+
+  it('puts the totals one a line in a short headline that points to the thread', () => {
+    const headline = reportHeadline(report(['/a']), 'Docs traffic');
+    const lines = headline.split('\n');
+    expect(lines).toHaveLength(5);
+    expect(lines[0]).toBe('*Docs traffic: Nov 1 – Nov 7, 2026* (Europe/Paris)');
+    expect(lines[1]).toMatch(/^Humans \*1,200\* /);
+    expect(lines[2]).toBe('AI agents *300* :new: +300 (new)');
+    expect(lines[3]).toMatch(/^All visitors \*1,400\* /);
+    expect(lines[4]).toContain('in the thread');
+    expect(headline).not.toContain('Top pages*'); // the lists are in the thread
   });
 
   it('shows a new count with its number, not just "new"', () => {
     expect(formatChange(change(300, 0))).toBe(':new: +300 (new)');
     expect(formatChange(change(0, 0))).toBe('no change');
-    const msg = reportMessage(report(['/a']), 'Docs traffic');
-    expect(JSON.stringify(msg.blocks)).toContain('*AI agents*\\n300  :new: +300 (new)');
+    expect(reportHeadline(report(['/a']), 'Docs traffic')).toContain(
+      'AI agents *300* :new: +300 (new)',
+    );
   });
 
   it('says plainly why there are no movers', () => {
-    const partial = reportMessage(report(['/a'], { movers: { up: [], down: [] } }), 'T');
+    const partial = reportDetails(report(['/a'], { movers: { up: [], down: [] } }), 'T');
     expect(sectionTexts(partial.blocks).join('\n')).toContain(
       '*Biggest movers*\nNo page moved by 5+ visitors (with 20+ in either period) among the pages scanned in both periods',
     );
@@ -133,7 +146,7 @@ describe('report text', () => {
       current: { paths: 1, complete: true },
       previous: { paths: 1, complete: true },
     };
-    expect(sectionTexts(reportMessage(whole, 'T').blocks).join('\n')).toContain(
+    expect(sectionTexts(reportDetails(whole, 'T').blocks).join('\n')).toContain(
       '*Biggest movers*\nNo page moved by 5+ visitors (with 20+ in either period).',
     );
   });

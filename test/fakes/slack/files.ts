@@ -35,6 +35,8 @@ export class FileUploads {
   readonly files = new Map<string, StoredFile>();
   private readonly pendingUploads = new Map<string, { name: string; length: number }>();
   private fileSeq = 0;
+  /** How much later than the upload's completion its message appears (0: at once). */
+  shareDelayMs = 0;
   private readonly messages: Messages;
   private readonly base: () => string;
 
@@ -111,13 +113,17 @@ export class FileUploads {
       done.push(file);
     }
     const json = done.map((f) => this.fileJson(f));
-    // Slack shares asynchronously; posting the file message at once is the state tests await.
-    if (channel)
+    // Slack shares asynchronously; by default the file message is posted at once, the state
+    // most tests await; `shareDelayMs` shows it later, as a busy Slack does.
+    const share = () =>
+      channel &&
       this.messages.botMessage(
         channel,
         { text: a.initial_comment, thread_ts: a.thread_ts, ...(blocks ? { blocks } : {}) },
         { files: json },
       );
+    if (this.shareDelayMs > 0) setTimeout(share, this.shareDelayMs);
+    else share();
     return { ok: true, files: json };
   }
 
