@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { WebClient } from '@slack/web-api';
 import type { Logger } from '../log.ts';
 import { renderVisitorsChart } from '../reports/chart.ts';
@@ -43,7 +44,7 @@ export function createSlackReportPoster(
     waits = SHARE_WAITS_MS,
   ) {
     for (const wait of waits) {
-      if (wait) await new Promise((r) => setTimeout(r, wait));
+      if (wait) await sleep(wait);
       const found = await historyFind(client, channelId, sinceMs, (m) =>
         Boolean(m.files?.some((f) => f.name === name)),
       );

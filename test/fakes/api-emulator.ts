@@ -575,18 +575,8 @@ export class ApiEmulator {
 
   /** `GET /v1/agent/{projectId}/jobs`: the project's jobs as v1 sessions, newest first. */
   private sessions(projectId: string, q: URLSearchParams): Reply {
-    const details: { path: string[]; message: string }[] = [];
-    const int = (name: string, def: number, min: number, max: number): number => {
-      const s = q.get(name);
-      if (s === null) return def;
-      const n = /^\d+$/.test(s) ? Number(s) : Number.NaN;
-      if (n >= min && n <= max) return n;
-      details.push({
-        path: [name],
-        message: `${name} must be an integer between ${min} and ${max}`,
-      });
-      return def;
-    };
+    const details: Detail[] = [];
+    const int = intParams(q, details);
     const skip = int('skip', 0, 0, Number.MAX_SAFE_INTEGER);
     const take = int('take', 12, 1, 100);
     if (details.length > 0) return invalid(details);
@@ -619,16 +609,8 @@ export class ApiEmulator {
   // ---- analytics ----
 
   private visitors(q: URLSearchParams, shiftOrder: boolean): Reply {
-    const details: { path: string[]; message: string }[] = [];
-    const int = (name: string, def: number, min: number, max: number): number => {
-      const s = q.get(name);
-      if (s === null) return def;
-      const n = /^\d+$/.test(s) ? Number(s) : Number.NaN;
-      if (n >= min && n <= max) return n;
-      const bound = max === Infinity ? `>= ${min}` : `between ${min} and ${max}`;
-      details.push({ path: [name], message: `${name} must be an integer ${bound}` });
-      return def;
-    };
+    const details: Detail[] = [];
+    const int = intParams(q, details);
     const limit = int('limit', 50, 1, 250);
     const offset = int('offset', 0, 0, Infinity);
     const range = this.resolveRange(q.get('dateFrom') ?? undefined, q.get('dateTo') ?? undefined);
@@ -712,6 +694,24 @@ function jobNotFound(): Reply {
   return { status: 404, body: { error: 'Job not found' } };
 }
 
-function invalid(details: { path: (string | number)[]; message: string }[]): Reply {
+type Detail = { path: (string | number)[]; message: string };
+
+/**
+ * Reads whole-number query parameters as the service validates them: a missing one takes its
+ * default, a bad one is listed in `details` (answered 400 together) and takes its default.
+ */
+function intParams(q: URLSearchParams, details: Detail[]) {
+  return (name: string, def: number, min: number, max: number): number => {
+    const s = q.get(name);
+    if (s === null) return def;
+    const n = /^\d+$/.test(s) ? Number(s) : Number.NaN;
+    if (n >= min && n <= max) return n;
+    const bound = max === Infinity ? `>= ${min}` : `between ${min} and ${max}`;
+    details.push({ path: [name], message: `${name} must be an integer ${bound}` });
+    return def;
+  };
+}
+
+function invalid(details: Detail[]): Reply {
   return { status: 400, body: { error: 'Invalid request', details } };
 }

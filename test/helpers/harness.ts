@@ -295,14 +295,19 @@ export class Harness {
     if (ack.status !== 200) throw new Error(`/agent was answered ${ack.status}`);
     const root = await eventually(() => this.roots()[n], 'root message');
     const job = await eventually(() => this.api.createdJobs()[n], 'job creation');
+    await this.rootWorking(root.ts);
+    return { root, job };
+  }
+
+  /** Waits until the root at `rootTs` has been edited to show its job (Working). */
+  async rootWorking(rootTs: string): Promise<void> {
     await eventually(
       () =>
         this.slack
           .callsTo('chat.update')
-          .some((c) => c.args.ts === root.ts && String(c.args.text).startsWith('Working')),
-      'root shows the job',
+          .some((c) => c.args.ts === rootTs && String(c.args.text).startsWith('Working')),
+      'the root showing the job',
     );
-    return { root, job };
   }
 
   /** A person replies in a thread: the message lands in Slack, then Slack sends the event. */

@@ -34,16 +34,6 @@ async function inGroup(text: string, o: { thread_ts?: string; user?: string } = 
   return { ts, mention: () => h.deliverEvent(appMentionEvent(fields)) };
 }
 
-async function working(rootTs: string) {
-  await eventually(
-    () =>
-      h.slack
-        .callsTo('chat.update')
-        .some((c) => c.args.ts === rootTs && String(c.args.text).startsWith('Working')),
-    'the root showing the job',
-  );
-}
-
 describe('group DMs', () => {
   it('takes replies in the thread of an /agent job started there as follow-ups', async () => {
     const ack = await h.command('add a Python quickstart', {
@@ -53,7 +43,7 @@ describe('group DMs', () => {
     expect(ack.status).toBe(200);
     const root = await eventually(() => h.roots(GROUP)[0], 'the root in the group DM');
     const job = await eventually(() => h.api.createdJobs()[0], 'the job');
-    await working(root.ts);
+    await h.rootWorking(root.ts);
     await inGroup('Also cover Windows', { thread_ts: root.ts, user: 'U0002' });
     await eventually(() => h.api.jobs.get(job.id)?.messages.length === 2, 'the follow-up');
     expect(h.api.jobs.get(job.id)?.messages).toEqual([
@@ -74,7 +64,7 @@ describe('group DMs', () => {
       'the root under the mention',
     );
     const job = await eventually(() => h.api.createdJobs()[0], 'the job');
-    await working(root.ts);
+    await h.rootWorking(root.ts);
     await inGroup('and its flags', { thread_ts: m.ts });
     await eventually(() => h.api.jobs.get(job.id)?.messages.length === 2, 'the follow-up');
     expect(h.api.requestsTo('create')).toHaveLength(1);

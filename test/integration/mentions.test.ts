@@ -58,16 +58,6 @@ const rootIn = (threadTs: string, channel = CHANNEL) =>
 
 const logCount = (msg: string) => h.logLines().filter((l) => l.msg === msg).length;
 
-async function waitWorking(rootTs: string) {
-  await eventually(
-    () =>
-      h.slack
-        .callsTo('chat.update')
-        .some((c) => c.args.ts === rootTs && String(c.args.text).startsWith('Working')),
-    'the root showing the job',
-  );
-}
-
 describe('mentions', () => {
   it("shows the job's one status reaction on the person's mention, never on the bot's messages", async () => {
     const m = say(`@${BOT} add a Go quickstart`);
@@ -101,7 +91,7 @@ describe('mentions', () => {
     expect(h.roots()).toHaveLength(0); // nothing new at the top of the channel
     const job = await eventually(() => h.api.createdJobs()[0], 'the job');
     expect(h.api.jobs.get(job.id)?.messages).toEqual(['add a Python quickstart & <tabs>']);
-    await waitWorking(root.ts);
+    await h.rootWorking(root.ts);
     const store = await h.openStore();
     try {
       expect(await store.findThread('T0001', CHANNEL, m.ts)).toMatchObject({
@@ -127,7 +117,7 @@ describe('mentions', () => {
     await h.deliverEvent(m.asMention('EvOTHER')); // the same message under another event id
     await eventually(() => logCount('event.duplicate') >= 2, 'both repeats seen as repeats');
     const root = await eventually(() => rootIn(m.ts), 'the root');
-    await waitWorking(root.ts);
+    await h.rootWorking(root.ts);
     expect(h.api.requestsTo('create')).toHaveLength(1);
     expect(h.slack.thread(CHANNEL, m.ts).filter((x) => x.user === BOT)).toHaveLength(1);
   });
@@ -164,7 +154,7 @@ describe('mentions', () => {
     // The mention's `message` copy, arriving once the thread is a job's: not a follow-up.
     await h.deliverEvent(m.asMessage());
     await eventually(() => logCount('event.duplicate') >= 1, 'the copy seen as a repeat');
-    await waitWorking(root.ts);
+    await h.rootWorking(root.ts);
     expect(h.api.requestsTo('message')).toHaveLength(0);
     expect(h.api.requestsTo('create')).toHaveLength(1);
   });
@@ -173,7 +163,7 @@ describe('mentions', () => {
     await h.command('Add a quickstart');
     const root = await eventually(() => h.roots()[0], 'the /agent root');
     const job = await eventually(() => h.api.createdJobs()[0], 'the job');
-    await waitWorking(root.ts);
+    await h.rootWorking(root.ts);
     const m = say(`@${BOT} also cover Windows`, { thread_ts: root.ts });
     await h.deliverEvent(m.asMention());
     await h.deliverEvent(m.asMessage());
@@ -190,7 +180,7 @@ describe('mentions', () => {
     const b = say(`@${BOT} and backoff too`, { thread_ts: parent.ts, user: 'U0002' });
     await Promise.all([h.deliverEvent(a.asMention()), h.deliverEvent(b.asMention())]);
     const root = await eventually(() => rootIn(parent.ts), 'the root');
-    await waitWorking(root.ts);
+    await h.rootWorking(root.ts);
     const job = await eventually(() => h.api.createdJobs()[0], 'the job');
     // The other mention is told a job is already (or still) starting, or, once the job has
     // started, it reaches that job as a follow-up: never a second job.
@@ -232,7 +222,7 @@ describe('direct messages', () => {
     const root = await eventually(() => h.roots(DM)[0], 'the root in the DM');
     expect(root.thread_ts).toBeUndefined();
     const job = await eventually(() => h.api.createdJobs()[0], 'the job');
-    await waitWorking(root.ts);
+    await h.rootWorking(root.ts);
     await h.reply(root.ts, 'Also cover Windows', { channel: DM });
     await eventually(() => h.api.jobs.get(job.id)?.messages.length === 2, 'the follow-up');
     expect(h.api.jobs.get(job.id)?.messages).toEqual([
@@ -257,7 +247,7 @@ describe('direct messages', () => {
     expect(ack.status).toBe(200);
     const root = await eventually(() => h.roots(DM)[0], 'the root in the DM');
     await eventually(() => h.api.createdJobs()[0], 'the job');
-    await waitWorking(root.ts);
+    await h.rootWorking(root.ts);
   });
 
   it('gives no invite hint where inviting is impossible', async () => {
