@@ -87,9 +87,14 @@ function registerSlackSide(
   });
   const { reports, poster, insights, insightsPoster } = reporting;
   registerListeners(slack.app, {
-    ...{ jobs, jobStatus: parts.jobStatus, doctor, home: parts.home, projects, store },
-    ...{ chat: parts.chat, reports, poster, log, inflight: core.inflight, work: parts.work },
-    ...{ pending: parts.pending, timeZone: config.digest.timeZone, buttons: parts.buttons },
+    ...parts,
+    doctor,
+    store,
+    reports,
+    poster,
+    log,
+    inflight: core.inflight,
+    timeZone: config.digest.timeZone,
     botName: () => slack.identity()?.name,
     insights: { insights, insightsPoster, agentBudget: budgets.agentFor },
   });

@@ -4,13 +4,14 @@ import { createWatchControl } from '../jobs/cancel.ts';
 import { createFollowUpForm } from '../jobs/follow-up-form.ts';
 import { createNotifierScheduler } from '../jobs/notifier.ts';
 import { createPendingCommands } from '../jobs/pending-commands.ts';
+import type { JobChat } from '../jobs/ports.ts';
 import { systemClock } from '../jobs/rate-limits.ts';
 import { createRetries } from '../jobs/retry.ts';
 import { schedulerPacer } from '../jobs/root-pacer.ts';
 import { createJobService } from '../jobs/service.ts';
 import { createJobStatus } from '../jobs/status.ts';
 import type { Logger } from '../log.ts';
-import { createProjects } from '../projects.ts';
+import { createProjects, type Projects } from '../projects.ts';
 import { createSlackJobChat } from '../slack/chat.ts';
 import { createHomePublisher, refreshingHome } from '../slack/home.ts';
 import { responseUrlAnswer } from '../slack/respond.ts';
@@ -19,6 +20,15 @@ import { startBackground, startRecoveryLoop } from './background.ts';
 import type { Core } from './core.ts';
 import type { BotOptions } from './options.ts';
 import type { Teardown } from './teardown.ts';
+
+/** What every job-side part is built from. */
+interface Build {
+  core: Core;
+  config: Config;
+  opts: BotOptions;
+  log: Logger;
+  teardown: Teardown;
+}
 
 /**
  * The agent-job side: the App Home, the projects, the lanes work after an ack runs in, the
@@ -31,7 +41,44 @@ export function buildJobParts(
   log: Logger,
   teardown: Teardown,
 ) {
-  const { store, api, budgets, metrics, inflight, slack, now, owner } = core;
+  const b: Build = { core, config, opts, log, teardown };
+  const { home, chat, projects } = buildChatSide(b);
+  const { work, wake, jobs } = startJobs(b, chat, projects);
+  const access = createAccess(config.access);
+  const { store, budgets, now } = core;
+  // Acked /agent commands are recorded while they wait for their start; stopped after the
+  // drain, it gives back the ones still waiting, for another replica or the next start.
+  const pending = createPendingCommands({
+    store,
+    owner: core.owner,
+    leaseMs: config.leaseMs,
+    log,
+    now,
+  });
+  teardown.add('pending-commands', () => pending.stop());
+  const buttons = {
+    retry: createRetries({
+      store,
+      jobs,
+      access,
+      wake,
+      log,
+      now,
+      // A thread from before projects were kept is the configured project's.
+      budget: (projectId) => budgets.agentFor(projectId ?? config.api.projectId),
+    }),
+    stopWatching: createWatchControl({ store, wake, log, now }),
+    followUpForm: createFollowUpForm({ store, jobs, access, log, now }),
+  };
+  const jobStatus = createJobStatus({ store, budget: budgets.agentFor, projects });
+  return { home, chat, projects, work, jobs, pending, access, buttons, jobStatus };
+}
+
+export type JobParts = ReturnType<typeof buildJobParts>;
+
+/** The App Home, the jobs' chat (which refreshes it), and the channels' projects. */
+function buildChatSide({ core, config, log, teardown }: Build) {
+  const { store, slack, budgets, api } = core;
   // The App Home follows the person's jobs: every root update shown schedules a refresh.
   const home = createHomePublisher({
     client: slack.app.client,
@@ -41,7 +88,7 @@ export function buildJobParts(
     log,
   });
   teardown.add('home', () => home.stop());
-  const chat = refreshingHome(createSlackJobChat(slack.app.client, log, metrics), home);
+  const chat = refreshingHome(createSlackJobChat(slack.app.client, log, core.metrics), home);
   const projects = createProjects({
     store,
     defaultProjectId: config.api.projectId,
@@ -49,8 +96,15 @@ export function buildJobParts(
     adminUsers: config.adminUsers,
     checkProject: (projectId) => api.checkProject(projectId),
     log,
-    now,
+    now: core.now,
   });
+  return { home, chat, projects };
+}
+
+/** The lanes, the loops, the job service and its recovery pass. */
+function startJobs(b: Build, chat: JobChat, projects: Projects) {
+  const { core, config, opts, log, teardown } = b;
+  const { store, api, budgets, metrics, inflight, slack, now, owner, liveness } = core;
   // Work after an ack, in lanes: answers never wait behind starts, starts (I/O) run
   // START_CONCURRENCY at once, reports (CPU) are throttled while requests keep arriving.
   const work = createWorkLanes({
@@ -68,12 +122,18 @@ export function buildJobParts(
     channelGapMs: opts.channelGapMs,
     updateLimit: opts.updateLimit,
   });
-  const { liveness } = core;
-  const wake = startBackground({
-    ...{ config, opts, log, teardown, api, chat, owner, metrics, liveness, now, scheduler },
-  });
+  const loopDeps = { config, opts, log, teardown, chat, owner, now, liveness };
+  const wake = startBackground({ ...loopDeps, api, metrics, scheduler });
   const jobs = createJobService({
-    ...{ store, api, chat, budget: budgets.agentFor, projects, log, wake, metrics, now },
+    store,
+    api,
+    chat,
+    budget: budgets.agentFor,
+    projects,
+    log,
+    wake,
+    metrics,
+    now,
     poll: { intervalMs: config.poll.intervalMs },
     leaseMs: config.leaseMs,
     botName: () => slack.identity()?.name,
@@ -82,26 +142,6 @@ export function buildJobParts(
     track: (rest) => inflight.track(rest),
     run: (name, task) => work.starts.offer(name, task),
   });
-  const answer = responseUrlAnswer(log);
-  startRecoveryLoop({
-    ...{ config, log, teardown, chat, jobs, wake, opts, owner, answer, now, liveness },
-  });
-  // Acked /agent commands are recorded while they wait for their start; stopped after the
-  // drain, it gives back the ones still waiting, for another replica or the next start.
-  const pending = createPendingCommands({ store, owner, leaseMs: config.leaseMs, log, now });
-  teardown.add('pending-commands', () => pending.stop());
-  const access = createAccess(config.access);
-  const buttons = {
-    retry: createRetries({
-      ...{ store, jobs, access, wake, log, now },
-      // A thread from before projects were kept is the configured project's.
-      budget: (projectId) => budgets.agentFor(projectId ?? config.api.projectId),
-    }),
-    stopWatching: createWatchControl({ store, wake, log, now }),
-    followUpForm: createFollowUpForm({ store, jobs, access, log, now }),
-  };
-  const jobStatus = createJobStatus({ store, budget: budgets.agentFor, projects });
-  return { home, chat, projects, work, jobs, pending, access, buttons, jobStatus };
+  startRecoveryLoop({ ...loopDeps, jobs, wake, answer: responseUrlAnswer(log) });
+  return { work, wake, jobs };
 }
-
-export type JobParts = ReturnType<typeof buildJobParts>;
