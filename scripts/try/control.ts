@@ -31,7 +31,7 @@ export const ENDPOINTS = [
   'GET  /views?user=U0001                        modals opened and App Homes published, as text',
   'GET  /answers?user=U0001                      what only the user saw (ephemerals, response_url answers)',
   'GET  /jobs                                    jobs in the API emulator',
-  'POST /job/:id/complete {prLink?: string|null} the agent finishes (prLink defaults to null)',
+  'POST /job/:id/complete {prLink?: string|null} the agent finishes (prLink defaults to null; id "latest": the newest job)',
   'POST /job/:id/fail | /archive | /forget       the agent fails / is archived / is forgotten (404)',
   'POST /fault {kind, fault, times?}             ApiEmulator.inject (kind: create|message|get|visitors|*)',
   'POST /site {paths, seed?}                     ApiEmulator.setSite (analytics paths)',
@@ -192,9 +192,13 @@ function site(ctx: Ctx, body: Json): Json {
   return { ok: true, paths, seed: seed ?? 1 };
 }
 
-/** POST /job/:id/<action>: the agent service moves a job on; undefined for no such action. */
-function jobAction(ctx: Ctx, [id = '', action]: string[], body: Json): Json | undefined {
+/**
+ * POST /job/:id/<action>: the agent service moves a job on; undefined for no such action.
+ * The id `latest` names the newest job, so a first try needs no id copied from `GET /jobs`.
+ */
+function jobAction(ctx: Ctx, [given = '', action]: string[], body: Json): Json | undefined {
   const { api } = ctx;
+  const id = given === 'latest' ? ([...api.jobs.keys()].at(-1) ?? given) : given;
   const job = (): EmulatedJob => {
     const j = api.jobs.get(id);
     if (!j) throw new HttpError(404, `no job ${id} in the emulator (see GET /jobs)`);

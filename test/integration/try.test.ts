@@ -138,6 +138,16 @@ it('npm run try starts the fakes and the bot on them whatever the caller set, dr
     'the App Home',
   );
 
+  // The first try as the README shows it: a job, finished as `latest`, read as a transcript.
+  expect((await post('/agent', { text: 'Add a Rust quickstart' })).status).toBe(200);
+  await eventually(() => bot('C0001', 'Add a Rust quickstart'), 'the Rust root');
+  const done = await post('/job/latest/complete', { prLink: 'https://github.com/acme/docs/pull/7' });
+  expect(done.body).toMatchObject({ status: 'completed', messages: ['Add a Rust quickstart'] });
+  await eventually(
+    async () => (await (await fetch(`${control}/transcript`)).text()).includes('acme/docs#7'),
+    'the pull request in the transcript',
+  );
+
   // The dump holds every surface for slack-view, answers placed in their channels.
   expect((await post('/dump')).status).toBe(200);
   const dump = JSON.parse(readFileSync(join(out, 'calls.json'), 'utf8')) as {
@@ -149,7 +159,7 @@ it('npm run try starts the fakes and the bot on them whatever the caller set, dr
   const methods = new Set(dump.calls.map((c) => c.method));
   for (const method of ['chat.postMessage', 'chat.postEphemeral', 'views.open', 'views.publish'])
     expect(methods).toContain(method);
-  expect(dump.acks.map((a) => a.command)).toEqual(['/agent', '/agent']);
+  expect(dump.acks.map((a) => a.command)).toEqual(['/agent', '/agent', '/agent']);
   expect(dump.responses.every((r) => r.channel)).toBe(true);
   expect(dump.messages.map((x) => x.text)).toContain('<@UBOT> add a Python quickstart');
 
