@@ -1,14 +1,15 @@
-import { readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { posix } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ENV_VARIABLES } from '../src/config/config.ts';
 
-/** The README, .env.example and compose.yaml are part of the contract: they must stay true. */
+/** The README, docs/, .env.example and compose.yaml are part of the contract: they must stay true. */
 const read = (file: string) => readFileSync(new URL(`../${file}`, import.meta.url), 'utf8');
 
 describe('documentation matches the code', () => {
-  it('lists every configuration variable in the README table and in .env.example, and no other', () => {
-    const readme = read('README.md');
-    const tableRows = [...readme.matchAll(/^\| `([A-Z_]+)` \|/gm)].map((m) => m[1]);
+  it('lists every configuration variable in the configuration table and in .env.example, and no other', () => {
+    const table = read('docs/configuration.md');
+    const tableRows = [...table.matchAll(/^\| `([A-Z_]+)` \|/gm)].map((m) => m[1]);
     expect([...tableRows].sort()).toEqual([...ENV_VARIABLES].sort());
     const example = read('.env.example');
     const named = [...example.matchAll(/^#? ?([A-Z][A-Z_]+)=/gm)].map((m) => m[1]);
@@ -77,4 +78,60 @@ function bots(compose: string): { name: string; body: string }[] {
   return [...services.matchAll(/^ {2}([\w-]+):\n((?: {4}.*\n|\s*\n)*)/gm)]
     .map((m) => ({ name: m[1]!, body: m[2]! }))
     .filter((s) => s.body.includes('<<: *bot') || /^ {4}build:/m.test(s.body));
+}
+
+describe('the README and docs/', () => {
+  it('start with the two commands, then trying it, then setting it up, operating it and the reference', () => {
+    const headings = [...read('README.md').matchAll(/^## (.+)$/gm)].map((m) => m[1]);
+    expect(headings).toEqual([
+      'The two commands',
+      'What it does',
+      'Try it in one minute, without Slack',
+      'Set it up for real',
+      'Operate it',
+      'Reference',
+      'Code map',
+    ]);
+    const readme = read('README.md');
+    const two = readme.slice(readme.indexOf('## The two commands'));
+    expect(/```sh\n(npm start .*)\n(npm test .*)\n```/.exec(two)).not.toBeNull();
+    // Trying it needs no account: the steps are the fakes' own, and name no token.
+    const tryIt = readme.slice(readme.indexOf('## Try it'), readme.indexOf('## Set it up'));
+    expect(tryIt).toContain('npm run try');
+    expect(tryIt).not.toMatch(/xoxb|xapp|mint_|cp \.env/);
+  });
+
+  it('link only to files and headings that exist', () => {
+    const pages = ['README.md', ...readdirSync(docsDir).map((f) => `docs/${f}`)].filter((f) =>
+      f.endsWith('.md'),
+    );
+    const broken: string[] = [];
+    for (const page of pages) {
+      for (const [, target] of read(page).matchAll(/\]\(([^)\s]+)\)/g)) {
+        if (/^[a-z]+:/.test(target!)) continue; // https:, mailto:
+        const [file, anchor] = target!.split('#');
+        const resolved = file ? posix.normalize(posix.join(posix.dirname(page), file)) : page;
+        if (!existsSync(new URL(`../${resolved}`, import.meta.url))) {
+          broken.push(`${page} → ${target} (no file)`);
+        } else if (anchor && resolved.endsWith('.md') && !slugs(read(resolved)).has(anchor)) {
+          broken.push(`${page} → ${target} (no heading)`);
+        }
+      }
+    }
+    expect(broken).toEqual([]);
+  });
+});
+
+const docsDir = new URL('../docs/', import.meta.url);
+
+/** GitHub's anchors for a page's headings: lower case, punctuation dropped, spaces as dashes. */
+function slugs(markdown: string): Set<string> {
+  return new Set(
+    [...markdown.matchAll(/^#{1,6} (.+)$/gm)].map((m) =>
+      m[1]!
+        .toLowerCase()
+        .replace(/[^\p{L}\p{N} _-]/gu, '')
+        .replace(/ /g, '-'),
+    ),
+  );
 }

@@ -17,7 +17,7 @@ import {
 export { PROJECT_ID };
 
 /**
- * The runtime contract (the README's configuration table): every environment variable the bot reads, with its
+ * The runtime contract (docs/configuration.md's table): every environment variable the bot reads, with its
  * default, parsed in one place. Nothing else in `src/` reads `process.env`.
  */
 
@@ -158,7 +158,7 @@ function isTimeZone(zone: string): boolean {
 
 export type Env = z.infer<typeof EnvSchema>;
 
-/** Every variable the bot reads: the README's table and .env.example list exactly these. */
+/** Every variable the bot reads: docs/configuration.md's table and .env.example list exactly these. */
 export const ENV_VARIABLES = Object.keys(EnvSchema.shape);
 
 export interface Config {

@@ -2,7 +2,7 @@ import { urlSecrets } from '../log.ts';
 import type { Config } from './config.ts';
 
 /**
- * What stands in for a configuration value in a line the process prints: the README promises
+ * What stands in for a configuration value in a line the process prints: docs/configuration.md promises
  * that values are named, never echoed. An error's text (a driver's "getaddrinfo ENOTFOUND
  * db.internal", "role "bot" does not exist", a URL) is passed through the returned function
  * before it is shown: each value becomes the name of the variable it came from, and a secret

@@ -8,7 +8,7 @@ import type { Engine } from './engine.ts';
  * that takes away what an older build needs (contract: a dropped or renamed column, a new
  * NOT NULL without default) is `breaking`, with a few words on what it removes; it ships only
  * once every replica runs a build that no longer needs the old shape, and an older build
- * refuses to start on a database it has migrated (README, "Rolling deploys and rollbacks").
+ * refuses to start on a database it has migrated (docs/operating.md, "Rolling deploys and rollbacks").
  */
 export interface Step extends Migration {
   breaking?: string;

@@ -21,7 +21,7 @@ import { engineKinds, freshDatabase, openStore } from '../helpers/store-engines.
 import { thread } from './fixtures.ts';
 
 /**
- * Rolling deploys and rollbacks (README): this build is "the older build"; a "newer build" is
+ * Rolling deploys and rollbacks (docs/operating.md): this build is "the older build"; a "newer build" is
  * this build's migrations plus more, applied through the same runner.
  */
 interface Place {
