@@ -137,7 +137,12 @@ function startBot(): { child: ChildProcess; dir: string } {
   return { child, dir };
 }
 
+let stopping = false;
 const bot = opts.bot ? startBot() : undefined;
+if (bot) {
+  ctx.botReady = untilHealthy(`http://127.0.0.1:${botPort}/healthz`);
+  await ctx.botReady;
+}
 process.stdout.write(
   bot
     ? `# The bot runs on http://127.0.0.1:${botPort}; control API: ${controlUrl}/ (Ctrl-C stops both)\n` +
@@ -146,7 +151,22 @@ process.stdout.write(
         `# Run the lines above in another shell, then \`npm start\`; control API: ${controlUrl}/\n`,
 );
 
-let stopping = false;
+/**
+ * Resolves once the bot answers `/healthz` (a second or so after its spawn): the summary is
+ * printed then, and control requests sent before wait for it instead of failing with a 502.
+ * A bot that dies first exits this script (the child's exit handler above).
+ */
+async function untilHealthy(url: string): Promise<void> {
+  for (;;) {
+    const ok = await fetch(url).then(
+      (r) => r.ok,
+      () => false,
+    );
+    if (ok) return;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
 async function shutdown(signal: string, code = 0): Promise<void> {
   if (stopping) process.exit(1); // a second signal: do not wait
   stopping = true;

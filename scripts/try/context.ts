@@ -31,6 +31,8 @@ export interface Ctx {
   acks: Ack[];
   /** response_url id → where and for whom, so the renderer puts the answer in its channel. */
   responseUrls: Map<string, { channel: string; user: string; command?: string }>;
+  /** With --bot: settles once the bot answers /healthz, so a request sent at once waits for it. */
+  botReady?: Promise<void>;
 }
 
 export interface BotAnswer {
@@ -41,6 +43,7 @@ export interface BotAnswer {
 
 /** Posts a signed request to the bot; a bot that is not listening is a 502, not a crash. */
 export async function toBot(ctx: Ctx, body: string): Promise<BotAnswer> {
+  await ctx.botReady;
   try {
     return await postSigned(ctx.eventsUrl, ctx.signingSecret, { body });
   } catch (err) {

@@ -68,7 +68,9 @@ it('npm run try starts the fakes and the bot on them whatever the caller set, dr
     (await get<{ answers: { text?: string }[] }>(`/answers?user=${user}`)).answers.some((a) =>
       a.text?.includes(text),
     );
-  await answers(`http://127.0.0.1:${botPort}/healthz`);
+  // As a newcomer does: the first command as soon as the control API answers, while the bot
+  // may still be starting (it waits for the bot rather than failing with a 502).
+  await answers(`${control}/`);
 
   // /agent: the root message, with its buttons once the job runs.
   expect((await post('/agent', { text: 'Add a Go quickstart' })).status).toBe(200);
