@@ -13,8 +13,12 @@ export interface InsightsCache {
   put(key: string, report: InsightsReport, expiresAt: number): Promise<void>;
 }
 
-/** Bump when InsightsReport changes shape: bodies written under another version are ignored. */
-export const CACHE_VERSION = 1;
+/**
+ * Bump when InsightsReport changes shape or meaning: bodies written under another version are
+ * ignored. 2: reader text masked (src/redact-pii.ts), `ctr` read in either unit, typing
+ * prefixes folded; a version-1 body may hold a reader's address or key verbatim.
+ */
+export const CACHE_VERSION = 2;
 
 /** What is checked of a stored body before it is trusted as a report of this version. */
 const Envelope = z.object({

@@ -1,4 +1,5 @@
 import { PAGE_SIZE, type Source } from './plan.ts';
+import type { Coverage } from './read.ts';
 import type { InsightsReport } from './service.ts';
 
 const WHAT: Record<Source, string> = {
@@ -20,13 +21,15 @@ export function coverageNotes(report: InsightsReport): string[] {
   const sources = Object.entries(report.coverage) as [Source, InsightsReport['coverage'][Source]][];
   const unfinished = sources.filter(([s, c]) => !c.complete && report.plan.wanted[s] > 0);
   // Read as far as any report reads it (its ceiling): the period simply has more.
-  const atCeiling = unfinished.filter(([s, c]) => c.pages >= report.plan.wanted[s]);
+  const atCeiling = unfinished.filter(([s, c]) => !c.failed && c.pages >= report.plan.wanted[s]);
   const short = unfinished
     .filter(([s, c]) => c.pages < report.plan.wanted[s])
     .map(([s, c]) =>
       c.pages === 0 ? `${WHAT[s]} (not read)` : `${WHAT[s]} (${pages(c.pages)} read, more left)`,
     );
-  if (short.length > 0) {
+  if (report.stoppedBy === 'failed') {
+    notes.push(failureNote(sources, short));
+  } else if (short.length > 0) {
     const why =
       report.stoppedBy === 'budget'
         ? `the analytics budget (100 requests an hour, shared with /visitors) ran low: ${report.plan.budgetLeft ?? 0} left when planned`
@@ -46,6 +49,37 @@ export function coverageNotes(report: InsightsReport): string[] {
     notes.push('Question counts are not compared: not every question of the period was read.');
   }
   return notes;
+}
+
+/**
+ * What an optional page's failure left out, and why: "Could not read feedback comments: the
+ * Mintlify API answered 503. Missing: feedback comments (not read), search terms (1 page
+ * read, more left). The rest is what was read."
+ */
+function failureNote(sources: [Source, Coverage][], short: string[]): string {
+  const failed = sources.filter(([, c]) => c.failed);
+  const why = failed.map(([s, c]) => `${WHAT[s]}: ${failureCause(c.failed!)}`).join('; ');
+  const missing = short.length > 0 ? ` Missing: ${short.join(', ')}.` : '';
+  return `Could not read ${why}.${missing} The report shows what was read.`;
+}
+
+const CAUSE: Partial<Record<NonNullable<Coverage['failed']>['kind'], string>> = {
+  rate_limited: 'the Mintlify API was rate limiting (429)',
+  timeout: 'the Mintlify API did not answer in time',
+  malformed: 'the Mintlify API sent an answer that could not be read',
+  not_found: 'the Mintlify API did not find it (404)',
+  invalid_request: 'the Mintlify API rejected the request (400)',
+  unauthorized: 'the Mintlify API rejected the key (401)',
+  forbidden: 'the Mintlify API refused it (403)',
+};
+
+function failureCause(f: NonNullable<Coverage['failed']>): string {
+  if (f.kind === 'unavailable') {
+    return f.status
+      ? `the Mintlify API answered ${f.status}`
+      : 'the Mintlify API could not be reached';
+  }
+  return CAUSE[f.kind] ?? `the request failed (${f.kind})`;
 }
 
 const n = (v: number) => v.toLocaleString('en-US');

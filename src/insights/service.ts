@@ -39,6 +39,16 @@ export interface InsightsServiceDeps {
   now?: () => number;
 }
 
+/** One build's own limits, within the service's (the digest's retries use them). */
+export interface BuildOptions {
+  /** At most this many requests, below the service's own cap. */
+  maxRequests?: number;
+  /** Gives one use per request before it is sent (a retry allowance); none left halts reading. */
+  meter?: Pick<Budget, 'take'>;
+  /** Each page is asked once, without the client's quick retries: the caller retries later. */
+  singleAttempt?: boolean;
+}
+
 /** The plan did not fit: not enough requests left this hour (or a cap below the core). */
 export class InsightsBudgetTooLow extends BudgetExhausted {
   constructor(need: number, allowance: number, retryAt: Date) {
@@ -61,7 +71,11 @@ export function createInsightsService(deps: InsightsServiceDeps) {
     `${project ?? ''}|${r.from}|${r.to}|${r.timeZone}`;
   const isClosed = (r: DateRange) => Date.parse(apiParams(r).dateTo) + SETTLE_MS <= now();
 
-  async function build(range: DateRange, project?: string): Promise<InsightsReport> {
+  async function build(
+    range: DateRange,
+    project?: string,
+    opts: BuildOptions = {},
+  ): Promise<InsightsReport> {
     const key = keyOf(range, project);
     const hit = await cached(key);
     if (hit) {
@@ -71,40 +85,25 @@ export function createInsightsService(deps: InsightsServiceDeps) {
     const started = performance.now();
     const previous = previousRange(range);
     const cachedPrevious = (await cached(keyOf(previous, project)))?.report.counts;
-    const plan = await makePlan(cachedPrevious !== undefined);
-    const reader = new PlannedReader(plan);
+    const plan = await makePlan(cachedPrevious !== undefined, opts.maxRequests);
+    const reader = new PlannedReader(plan, opts.meter);
     const periods = { range, previous, project };
-    const read = await readReport(deps.api, reader, periods, cachedPrevious);
-    const [current, before] = [read.current, read.previousCounts];
-    const closed = isClosed(range);
-    // Grouping thousands of questions is CPU work: in steps, so acks and answers go out.
-    const asked = await inTurns(questionGapSteps(current.conversations, Number.POSITIVE_INFINITY));
-    const searched = await inTurns(
-      searchGapSteps(current.searches, { ...options, topN: Number.POSITIVE_INFINITY }),
+    const read = await readReport(
+      deps.api,
+      reader,
+      periods,
+      cachedPrevious,
+      opts.singleAttempt ? { retries: 0 } : {},
     );
-    const report: InsightsReport = {
+    const report = await analysed(read, options, {
       range,
       previous,
       project,
-      questionGaps: asked.slice(0, options.topN),
-      searchGaps: searched.slice(0, options.topN),
-      moreGaps: {
-        questions: Math.max(0, asked.length - options.topN),
-        searches: Math.max(0, searched.length - options.topN),
-      },
-      disliked: dislikedPages(current.byPage, current.feedback, options),
-      topSearches: topSearches(current.searches, options.topN),
-      counts: current.counts,
-      feedbackPagesCut: current.byPageCut,
-      previousCounts: before,
-      changes: countsChange(current.counts, before),
       plan,
-      coverage: reader.coverage,
-      requests: reader.requests,
-      stoppedBy: reader.stoppedBy,
-      closed,
+      reader,
+      closed: isClosed(range),
       generatedAt: now(),
-    };
+    });
     await remember(key, report);
     log.info(
       {
@@ -112,6 +111,8 @@ export function createInsightsService(deps: InsightsServiceDeps) {
         requests: reader.requests,
         planned: plan.total,
         stoppedBy: reader.stoppedBy,
+        failed: failures(report),
+        ctrUnit: read.current.ctrUnit,
         previousCached: cachedPrevious !== undefined,
         durationMs: Math.round(performance.now() - started),
       },
@@ -120,9 +121,13 @@ export function createInsightsService(deps: InsightsServiceDeps) {
     return report;
   }
 
-  async function makePlan(previousCached: boolean): Promise<RequestPlan> {
+  async function makePlan(previousCached: boolean, maxRequests?: number): Promise<RequestPlan> {
     const budgetLeft = deps.budget ? await deps.budget.remaining() : null;
-    const planned = planRequests({ cap, budgetLeft, previousCached });
+    const planned = planRequests({
+      cap: Math.min(cap, maxRequests ?? cap),
+      budgetLeft,
+      previousCached,
+    });
     if (planned.ok) return planned.plan;
     // With none left the budget says when the next slot opens; with too few left it does not
     // say when enough will be, but within the hour's window every slot taken frees again.
@@ -149,9 +154,11 @@ export function createInsightsService(deps: InsightsServiceDeps) {
 
   /**
    * Closed and fully read: kept for over a week, here and in the shared cache, and read as a
-   * later report's "previous". Anything else: kept here for minutes.
+   * later report's "previous". One a failed page left partial: not kept (the next one asks
+   * for what is missing). Anything else: kept here for minutes.
    */
   async function remember(key: string, report: InsightsReport): Promise<void> {
+    if (report.stoppedBy === 'failed') return;
     const settled = report.closed && report.stoppedBy === null;
     const expiresAt = now() + (settled ? CLOSED_CACHE_MS : OPEN_CACHE_MS);
     keep(key, report, expiresAt);
@@ -168,3 +175,48 @@ export function createInsightsService(deps: InsightsServiceDeps) {
 }
 
 export type InsightsService = ReturnType<typeof createInsightsService>;
+
+/** The report from what was read: gaps grouped, pages ranked, counts compared. */
+async function analysed(
+  read: Awaited<ReturnType<typeof readReport>>,
+  options: InsightOptions,
+  about: Pick<
+    InsightsReport,
+    'range' | 'previous' | 'project' | 'plan' | 'closed' | 'generatedAt'
+  > & {
+    reader: PlannedReader;
+  },
+): Promise<InsightsReport> {
+  const { reader, ...rest } = about;
+  const [current, before] = [read.current, read.previousCounts];
+  // Grouping thousands of questions is CPU work: in steps, so acks and answers go out.
+  const asked = await inTurns(questionGapSteps(current.conversations, Number.POSITIVE_INFINITY));
+  const searched = await inTurns(
+    searchGapSteps(current.searches, { ...options, topN: Number.POSITIVE_INFINITY }),
+  );
+  return {
+    ...rest,
+    questionGaps: asked.slice(0, options.topN),
+    searchGaps: searched.slice(0, options.topN),
+    moreGaps: {
+      questions: Math.max(0, asked.length - options.topN),
+      searches: Math.max(0, searched.length - options.topN),
+    },
+    disliked: dislikedPages(current.byPage, current.feedback, options),
+    topSearches: topSearches(current.searches, options.topN),
+    counts: current.counts,
+    feedbackPagesCut: current.byPageCut,
+    previousCounts: before,
+    changes: countsChange(current.counts, before),
+    coverage: reader.coverage,
+    requests: reader.requests,
+    stoppedBy: reader.stoppedBy,
+  };
+}
+
+/** The sources whose next page failed, and how: for the log line of a partial report. */
+function failures(report: InsightsReport) {
+  const out: Record<string, unknown> = {};
+  for (const [s, c] of Object.entries(report.coverage)) if (c.failed) out[s] = c.failed;
+  return Object.keys(out).length > 0 ? out : undefined;
+}

@@ -1,4 +1,4 @@
-import type { ApiClient } from '../api/client.ts';
+import type { ApiClient, ReadOptions } from '../api/client.ts';
 import type {
   AssistantPage,
   Conversation,
@@ -11,8 +11,10 @@ import type {
 } from '../api/insights-schemas.ts';
 import { apiParams, type DateRange } from '../reports/range.ts';
 import type { PeriodCounts } from './analyse.ts';
+import { maskAssistantPage, maskByPage, maskFeedbackPage, maskSearchesPage } from './mask.ts';
 import { PAGE_SIZE, type Source } from './plan.ts';
 import type { Pager, PlannedReader } from './read.ts';
+import { type CtrUnit, ctrAsFraction, foldTypingPrefixes } from './search-rows.ts';
 
 export type InsightsApi = Pick<
   ApiClient,
@@ -26,12 +28,18 @@ type Pagers = {
   feedback: Pager<FeedbackPage>;
 };
 
-/** The four endpoints for one period; `previous` picks the previous period's page sizes. */
+/**
+ * The four endpoints for one period; `previous` picks the previous period's page sizes.
+ * Every page is masked as it arrives (mask.ts): nothing after this holds a reader's address,
+ * key or phone number. `read`: the client's limits for each page (one attempt, for a caller
+ * that retries on its own schedule).
+ */
 export function pagers(
   api: InsightsApi,
   range: DateRange,
   project: string | undefined,
   previous: boolean,
+  read: ReadOptions = {},
 ): Pagers {
   const q = { ...apiParams(range), project };
   const size = (s: 'searches' | 'assistant' | 'byPage' | 'feedback') =>
@@ -39,22 +47,34 @@ export function pagers(
     PAGE_SIZE[s];
   return {
     searches: {
-      fetch: (cursor) => api.getSearchesPage({ ...q, limit: size('searches'), cursor }),
+      fetch: async (cursor) =>
+        maskSearchesPage(
+          await api.getSearchesPage({ ...q, limit: size('searches'), cursor }, read),
+        ),
       // The previous period's one row is read for its `totalSearches` alone.
       next: (p) => (previous ? null : p.nextCursor),
     },
     assistant: {
-      fetch: (cursor) => api.getAssistantPage({ ...q, limit: size('assistant'), cursor }),
+      fetch: async (cursor) =>
+        maskAssistantPage(
+          await api.getAssistantPage({ ...q, limit: size('assistant'), cursor }, read),
+        ),
       next: (p) => (p.hasMore ? p.nextCursor : null),
     },
     byPage: {
-      fetch: () => api.getFeedbackByPage({ ...q, limit: size('byPage') }),
+      fetch: async () =>
+        maskByPage(await api.getFeedbackByPage({ ...q, limit: size('byPage') }, read)),
       next: () => null,
     },
     feedback: {
       // Page-level votes and their comments only; code-snippet feedback is not about pages.
-      fetch: (cursor) =>
-        api.getFeedbackPage({ ...q, limit: size('feedback'), cursor, source: 'contextual' }),
+      fetch: async (cursor) =>
+        maskFeedbackPage(
+          await api.getFeedbackPage(
+            { ...q, limit: size('feedback'), cursor, source: 'contextual' },
+            read,
+          ),
+        ),
       next: (p) => (p.hasMore ? p.nextCursor : null),
     },
   };
@@ -68,6 +88,8 @@ export interface PeriodData {
   byPageCut: boolean;
   feedback: FeedbackEntry[];
   counts: PeriodCounts;
+  /** The unit `/searches` sent `ctr` in, read from the data (search-rows.ts). */
+  ctrUnit: CtrUnit;
 }
 
 /**
@@ -79,9 +101,10 @@ export async function readReport(
   reader: PlannedReader,
   periods: { range: DateRange; previous: DateRange; project: string | undefined },
   cachedPrevious: PeriodCounts | undefined,
+  read: ReadOptions = {},
 ): Promise<{ current: PeriodData; previousCounts: PeriodCounts | undefined }> {
-  const cur = pagers(api, periods.range, periods.project, false);
-  const prev = pagers(api, periods.previous, periods.project, true);
+  const cur = pagers(api, periods.range, periods.project, false, read);
+  const prev = pagers(api, periods.previous, periods.project, true, read);
   await reader.read('searches', cur.searches, { required: true, upTo: 1 });
   await reader.read('assistant', cur.assistant, { required: true, upTo: 1 });
   await reader.read('byPage', cur.byPage, { required: true });
@@ -104,7 +127,11 @@ export async function readReport(
   return { current: data, previousCounts: before.counts };
 }
 
-/** What the pages read of one period say, and which counts are whole. */
+/**
+ * What the pages read of one period say, and which counts are whole. The search rows are
+ * read as search-rows.ts says: `ctr` as a fraction whatever its unit, typing prefixes folded
+ * into the query they grew into (`totalSearches` is the service's and stays as sent).
+ */
 export function periodData(
   pages: {
     searches: SearchesPage[];
@@ -117,8 +144,10 @@ export function periodData(
   const conversations = pages.assistant.flatMap((p) => p.conversations);
   const byPage = pages.byPage.flatMap((p) => p.feedback);
   const byPageCut = pages.byPage.some((p) => p.hasMore);
+  const searches = ctrAsFraction(pages.searches.flatMap((p) => p.searches));
   return {
-    searches: pages.searches.flatMap((p) => p.searches),
+    searches: foldTypingPrefixes(searches.rows),
+    ctrUnit: searches.unit,
     conversations,
     byPage,
     byPageCut,

@@ -162,7 +162,12 @@ export class ApiEmulator {
   private readonly server: Server;
   private readonly sockets = new Set<Socket>();
   private readonly timers = new Set<NodeJS.Timeout>();
-  private readonly faults: { kind: RequestKind | '*'; fault: Fault; left: number }[] = [];
+  private readonly faults: {
+    kind: RequestKind | '*';
+    fault: Fault;
+    left: number;
+    when: ((query: Record<string, string>) => boolean) | undefined;
+  }[] = [];
   private readonly latency = new LatencyModel();
   private readonly created: EmulatedJob[] = [];
   private readonly omitted = new Map<string, JobField[]>();
@@ -280,12 +285,21 @@ export class ApiEmulator {
 
   // ---- test controls: faults and request log ----
 
-  /** Queues a fault for the next `times` requests of `kind`; queued faults are used in order. */
-  inject(kind: RequestKind | '*', fault: Fault, times = 1): void {
+  /**
+   * Queues a fault for the next `times` requests of `kind`; queued faults are used in order.
+   * `when` picks the requests it applies to by their query (e.g. only pages after the first,
+   * only the previous period): the others are answered as usual.
+   */
+  inject(
+    kind: RequestKind | '*',
+    fault: Fault,
+    times = 1,
+    when?: (query: Record<string, string>) => boolean,
+  ): void {
     if ('shiftOrder' in fault && kind !== 'visitors' && kind !== '*') {
       throw new Error('ApiEmulator: shiftOrder only applies to visitors'); // would never be used
     }
-    this.faults.push({ kind, fault, left: times });
+    this.faults.push({ kind, fault, left: times, when });
   }
 
   /** Drops every queued fault: the service is healthy again. */
@@ -373,7 +387,9 @@ export class ApiEmulator {
     try {
       body = raw === '' ? undefined : JSON.parse(raw);
     } catch {} // keep the raw text: the handler answers 400
-    const fault = route ? this.takeFault(route.kind) : undefined;
+    const fault = route
+      ? this.takeFault(route.kind, Object.fromEntries(url.searchParams))
+      : undefined;
     const rec: RecordedRequest = {
       method: req.method ?? '',
       path: url.pathname,
@@ -446,10 +462,12 @@ export class ApiEmulator {
     return undefined;
   }
 
-  private takeFault(kind: RequestKind): Fault | undefined {
+  private takeFault(kind: RequestKind, query: Record<string, string>): Fault | undefined {
     const i = this.faults.findIndex(
       (f) =>
-        (f.kind === kind || f.kind === '*') && (kind === 'visitors' || !('shiftOrder' in f.fault)),
+        (f.kind === kind || f.kind === '*') &&
+        (kind === 'visitors' || !('shiftOrder' in f.fault)) &&
+        (f.when === undefined || f.when(query)),
     );
     const entry = this.faults[i];
     if (!entry) return undefined;
