@@ -46,9 +46,12 @@ export function isTypingPrefix(p: string, q: string): boolean {
  * would grow into, like a real "auth" beside a rarer "authentication", is a query of its
  * own), and its last search is no more than 10 minutes after the latest of theirs (typing
  * goes on within seconds; one searched alone later is a query someone stopped at). It goes
- * into the most searched of them (then the latest, then the first alphabetically): hits
- * added, clicks added (CTR weighted by hits), the later last search, the clicked page of
- * the query unless it has none. Rows keep the service's order.
+ * into the most searched of them (then the latest, then the first alphabetically): its hits
+ * are added (the searches logged for that need, typing included), the later last search is
+ * kept, and the query's clicked page unless it has none. The CTR stays the query's own: a
+ * prefix nobody clicked was no chance to click (the reader was still typing), so it does
+ * not dilute it; a prefix that was clicked adds its clicks and its searches. Rows keep the
+ * service's order.
  */
 export function foldTypingPrefixes(
   rows: readonly SearchRow[],
@@ -63,19 +66,28 @@ export function foldTypingPrefixes(
     if (target) e.into = target.at;
     else kept.push(e);
   }
-  const merged = new Map(kept.map((e) => [e.at, { ...e.row }]));
+  // Per kept row: its clicks, and the searches that could have led to one.
+  const merged = new Map(
+    kept.map((e) => [
+      e.at,
+      { row: { ...e.row }, clicks: e.row.ctr * e.row.hits, chances: e.row.hits },
+    ]),
+  );
   for (const e of entries) {
     if (e.into < 0) continue;
-    const into = merged.get(e.into)!;
-    const hits = into.hits + e.row.hits;
-    const clicks = into.ctr * into.hits + e.row.ctr * e.row.hits;
-    into.ctr = hits > 0 ? Math.min(1, clicks / hits) : 0;
-    into.hits = hits;
+    const m = merged.get(e.into)!;
+    const into = m.row;
+    into.hits += e.row.hits;
+    if (e.row.ctr > 0) {
+      m.clicks += e.row.ctr * e.row.hits;
+      m.chances += e.row.hits;
+      into.ctr = m.chances > 0 ? Math.min(1, m.clicks / m.chances) : 0;
+    }
     into.topClickedPage ??= e.row.topClickedPage;
     if (Date.parse(e.row.lastSearchedAt) > Date.parse(into.lastSearchedAt))
       into.lastSearchedAt = e.row.lastSearchedAt;
   }
-  return entries.flatMap((e) => (e.into < 0 ? [merged.get(e.at)!] : []));
+  return entries.flatMap((e) => (e.into < 0 ? [merged.get(e.at)!.row] : []));
 }
 
 function foldTarget<E extends { row: SearchRow; key: string }>(

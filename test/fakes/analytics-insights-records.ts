@@ -3,6 +3,8 @@
  * a pure function of (now, seed), so the same clock gives the same answers.
  */
 
+import type { HostileGap, InsightsMix } from './analytics-insights-hostile.ts';
+import * as hostile from './analytics-insights-hostile.ts';
 import * as seed from './analytics-insights-seed.ts';
 import { hash3 } from './api-emulator.ts';
 
@@ -63,7 +65,11 @@ function dayRecords<T>(now: number, perDay: (day: number, dayStart: number) => T
   return out;
 }
 
-export function makeConversations(now: number, s: number): ConversationRow[] {
+export function makeConversations(
+  now: number,
+  s: number,
+  mix: InsightsMix = {},
+): ConversationRow[] {
   const today = Math.floor(now / DAY_MS);
   const row = (
     at: number,
@@ -83,18 +89,18 @@ export function makeConversations(now: number, s: number): ConversationRow[] {
     queryCategory: category,
     pageUrl: i % 3 === 0 ? null : `https://docs.acme.com${page ?? '/'}`,
   });
-  const gaps = seed
-    .seededGaps()
-    .map((g, i) =>
-      row(
-        (today - g.daysAgo) * DAY_MS + 36_000_000 + i * 60_000,
-        g.query,
-        -1 - i,
-        false,
-        null,
-        g.category,
-      ),
+  const seeded: HostileGap[] = [...seed.seededGaps(), ...(mix.pii ? hostile.PII_GAPS : [])];
+  const gaps = seeded.map((g, i) => {
+    const r = row(
+      (today - g.daysAgo) * DAY_MS + 36_000_000 + i * 60_000,
+      g.query,
+      -1 - i,
+      false,
+      null,
+      g.category,
     );
+    return g.pageUrl ? { ...r, pageUrl: g.pageUrl } : r;
+  });
   const answered = dayRecords(now, (day, start) =>
     seed.ANSWERED_QUESTIONS.flatMap((a, t) =>
       Array.from({ length: hash3(s, t, day) % 4 }, (_, k) => {
@@ -108,7 +114,15 @@ export function makeConversations(now: number, s: number): ConversationRow[] {
     .sort((a, b) => (a.id < b.id ? 1 : -1));
 }
 
-export function makeSearches(now: number, s: number): SearchEvent[] {
+export function makeSearches(now: number, s: number, mix: InsightsMix = {}): SearchEvent[] {
+  const terms: seed.SearchTerm[] = [
+    ...seed.SEARCH_TERMS,
+    ...(mix.pii ? hostile.PII_SEARCH_TERMS : []),
+    ...(mix.typingPrefixes ? [...hostile.TYPED_TERMS, ...hostile.SHORT_TERMS] : []),
+  ];
+  const typed = new Map(
+    (mix.typingPrefixes ? hostile.TYPED_TERMS : []).map((t) => [t.term, t.prefixes]),
+  );
   // Clicks follow the running hit count, so a low CTR still yields a click now and then.
   const seen = new Map<string, number>();
   const clicksOf = (term: string, hits: number, ctr: number) => {
@@ -119,9 +133,18 @@ export function makeSearches(now: number, s: number): SearchEvent[] {
   return dayRecords(now, (day, start) => {
     const at = start + 43_200_000;
     if (at >= now) return [];
-    const main = seed.SEARCH_TERMS.flatMap((t, i) => {
+    const main = terms.flatMap((t, i) => {
       const hits = t.lo + (hash3(s, i, day) % (t.hi - t.lo + 1));
-      return [{ term: t.term, at, hits, clicks: clicksOf(t.term, hits, t.ctr), page: t.page }];
+      // What a search-as-you-type box logged on the way, seconds before, never clicked.
+      const prefixes = (typed.get(t.term) ?? []).map((p, k) => ({
+        term: p.text,
+        at: at - (k + 1) * 5_000,
+        hits: Math.ceil(hits * p.share),
+        clicks: 0,
+        page: null,
+      }));
+      const full = { term: t.term, at, hits, clicks: clicksOf(t.term, hits, t.ctr), page: t.page };
+      return [full, ...prefixes];
     });
     const tail = Array.from({ length: seed.TAIL_TERMS }, (_, i) => i)
       .filter((i) => hash3(s, 1000 + i, day) % 9 === 0)
@@ -136,7 +159,8 @@ export function makeSearches(now: number, s: number): SearchEvent[] {
   });
 }
 
-export function makeFeedback(now: number, s: number): FeedbackRow[] {
+export function makeFeedback(now: number, s: number, mix: InsightsMix = {}): FeedbackRow[] {
+  const today = Math.floor(now / DAY_MS);
   const rows = dayRecords(now, (day, start) => {
     const out: FeedbackRow[] = [];
     const add = (path: string, n: number, f: Partial<FeedbackRow>) => {
@@ -177,7 +201,17 @@ export function makeFeedback(now: number, s: number): FeedbackRow[] {
     }
     return out;
   });
-  return rows
+  // Late on their day, so they are the latest of their page.
+  const pii = (mix.pii ? hostile.PII_FEEDBACK : []).map((f, i) => ({
+    id: `fb_pii_${i}`,
+    path: f.path,
+    comment: f.comment,
+    createdAt: new Date((today - f.daysAgo) * DAY_MS + 82_800_000 + i * 1_000).toISOString(),
+    source: 'contextual' as const,
+    status: 'pending' as const,
+    helpful: false,
+  }));
+  return [...rows, ...pii]
     .filter((f) => Date.parse(f.createdAt) < now)
     .sort((a, b) =>
       a.createdAt < b.createdAt ? 1 : a.createdAt > b.createdAt ? -1 : a.id < b.id ? 1 : -1,

@@ -11,10 +11,11 @@
  * Our assumptions (undocumented): the assistant cursor is the last id of the previous page,
  * conversations newest first; the searches and feedback cursors encode the offset and the
  * range, and a cursor from another range is 400; `ctr` is a fraction 0..1 (clicks / hits,
- * 3 decimals); by-page rows ordered by total descending, then path; missing dates default like
+ * 3 decimals), or a percentage 0..100 (1 decimal) with `mix({ ctrUnit: 'percent' })`; by-page rows ordered by total descending, then path; missing dates default like
  * `/visitors` (the 30 days up to tomorrow).
  */
 
+import type { InsightsMix } from './analytics-insights-hostile.ts';
 import {
   type ConversationRow,
   type FeedbackRow,
@@ -49,6 +50,7 @@ type Range = { from: number; to: number };
 export class InsightsData {
   private readonly now: () => number;
   private readonly seed: number;
+  private mixed: InsightsMix = {};
   private cache:
     | { today: number; conv: ConversationRow[]; search: SearchEvent[]; fb: FeedbackRow[] }
     | undefined;
@@ -56,6 +58,15 @@ export class InsightsData {
   constructor(now: () => number, seedValue = 7) {
     this.now = now;
     this.seed = seedValue;
+  }
+
+  /**
+   * Adds what real readers bring (analytics-insights-hostile.ts): personal data in their
+   * texts, typing prefixes among the searches, `ctr` in percent. Replaces the previous mix.
+   */
+  mix(mix: InsightsMix): void {
+    this.mixed = { ...mix };
+    this.cache = undefined;
   }
 
   /** Every conversation in [from, to) (instants), newest first: what the API pages through. */
@@ -78,7 +89,10 @@ export class InsightsData {
       return {
         searchQuery: term,
         hits,
-        ctr: Math.round((clicks / hits) * 1000) / 1000,
+        ctr:
+          this.mixed.ctrUnit === 'percent'
+            ? Math.round((clicks / hits) * 1000) / 10
+            : Math.round((clicks / hits) * 1000) / 1000,
         topClickedPage: clicks > 0 ? (events[0]?.page ?? null) : null,
         lastSearchedAt: new Date(Math.max(...events.map((e) => e.at))).toISOString(),
       };
@@ -187,9 +201,9 @@ export class InsightsData {
       const now = this.now();
       this.cache = {
         today,
-        conv: makeConversations(now, this.seed),
-        search: makeSearches(now, this.seed),
-        fb: makeFeedback(now, this.seed),
+        conv: makeConversations(now, this.seed, this.mixed),
+        search: makeSearches(now, this.seed, this.mixed),
+        fb: makeFeedback(now, this.seed, this.mixed),
       };
     }
     return this.cache;

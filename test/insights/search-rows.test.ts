@@ -66,12 +66,21 @@ describe('typing prefixes', () => {
       ['absence', 28],
       ['quickstart', 30],
     ]);
-    // 5 clicks in 28 searches; the later last search and the query's clicked page.
+    // Its own CTR (typing was no chance to click), the later last search, its clicked page.
     expect(folded[0]).toMatchObject({
-      ctr: 5 / 28,
+      ctr: 0.5,
       topClickedPage: '/absence',
       lastSearchedAt: at(2),
     });
+  });
+
+  it('adds the clicks of a prefix that was clicked, with its searches', () => {
+    const rows = [
+      row('absence', 10, { ctr: 0.5 }),
+      row('absen', 10, { ctr: 0.1, topClickedPage: '/absence' }),
+      row('abse', 10),
+    ];
+    expect(foldTypingPrefixes(rows)[0]).toMatchObject({ hits: 30, ctr: 6 / 20 });
   });
 
   it('keeps whole-word queries, and prefixes searched more than what they would grow into', () => {
