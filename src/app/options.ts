@@ -16,7 +16,7 @@ export interface BotOptions {
   followUpGraceMs?: number;
   troubleAfterMs?: number;
   pendingRootMs?: number;
-  digest?: { staleClaimMs?: number; retryMs?: number; catchUpMs?: number };
+  digest?: { staleClaimMs?: number; retryMs?: number; catchUpMs?: number; retryRequests?: number };
   /** The starts lane after acks (tests fill it to see the busy answer). */
   work?: LaneSize;
   /** The other lanes' sizes (tests). */

@@ -1,9 +1,9 @@
 import type { WebClient } from '@slack/web-api';
-import type { Budget } from '../api/budget.ts';
+import { type Budget, slidingWindowBudget } from '../api/budget.ts';
 import type { ApiClient } from '../api/client.ts';
 import type { Config } from '../config/config.ts';
 import { storeInsightsCache } from '../insights/cache.ts';
-import { insightsPart } from '../insights/digest-part.ts';
+import { DIGEST_RETRY_REQUESTS, insightsPart } from '../insights/digest-part.ts';
 import { createInsightsService } from '../insights/service.ts';
 import type { Logger } from '../log.ts';
 import { startDigest, trafficPart } from '../reports/digest.ts';
@@ -53,12 +53,29 @@ export function createReporting(deps: {
   /** The weekly digest in DIGEST_CHANNEL, if it is set; returns its stop. */
   function startWeeklyDigest(
     owner: string,
-    opts: { staleClaimMs?: number; retryMs?: number; catchUpMs?: number } = {},
+    opts: {
+      staleClaimMs?: number;
+      retryMs?: number;
+      catchUpMs?: number;
+      /** The insights section's retry allowance, in analytics requests a day. */
+      retryRequests?: number;
+    } = {},
     /** The digest's own store: a background loop's, bounded by a deadline. */
     loopStore: Store = store,
   ): (() => void) | undefined {
     const channelId = config.digest.channel;
     if (!channelId) return undefined;
+    const { retryRequests = DIGEST_RETRY_REQUESTS, ...timing } = opts;
+    const retries = {
+      limit: retryRequests,
+      ...slidingWindowBudget(loopStore, {
+        key: `digest-retry-requests:${channelId}`,
+        limit: retryRequests,
+        windowMs: 24 * 3_600_000,
+        description: "The insights section's retry allowance",
+        now: deps.now,
+      }),
+    };
     const digest = startDigest({
       store: loopStore,
       log,
@@ -67,12 +84,12 @@ export function createReporting(deps: {
       notice: (channel, text, threadTs) => poster.postNotice(channel, text, threadTs),
       parts: [
         trafficPart(reports, poster),
-        insightsPart(insights, insightsPoster, log.child({ component: 'digest' })),
+        insightsPart(insights, insightsPoster, log.child({ component: 'digest' }), retries),
       ],
       cron: config.digest.cron,
       timeZone: config.digest.timeZone,
       now: deps.now,
-      ...opts,
+      ...timing,
     });
     return () => digest.stop();
   }

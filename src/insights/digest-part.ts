@@ -1,9 +1,13 @@
+import type { Budget } from '../api/budget.ts';
 import { ApiError, type ApiErrorKind } from '../api/errors.ts';
 import type { Logger } from '../log.ts';
 import type { DigestPart } from '../reports/digest.ts';
+import { DigestGiveUp } from '../reports/digest-retry.ts';
 import { describeReportFailure } from '../reports/failures.ts';
+import type { DateRange } from '../reports/range.ts';
+import { CORE } from './plan.ts';
 import type { InsightsPoster } from './ports.ts';
-import type { InsightsService } from './service.ts';
+import type { InsightsReport, InsightsService } from './service.ts';
 
 /**
  * Failures that waiting will not fix (the key, the plan, the request): the section says so
@@ -18,12 +22,46 @@ const LASTING: ReadonlySet<ApiErrorKind> = new Set([
   'invalid_request',
 ]);
 
-/** The digest's insights section, in the traffic report's thread: top gaps and disliked pages. */
+/** Analytics requests the section's retries may spend in any 24 hours, by default. */
+export const DIGEST_RETRY_REQUESTS = 40;
+
+/**
+ * What the section's retries may spend: a sliding 24-hour budget in the database (shared by
+ * restarts and replicas), `limit` requests in all.
+ */
+export type RetryAllowance = Pick<Budget, 'take' | 'remaining'> & { limit: number };
+
+/**
+ * The digest's insights section, in the traffic report's thread: top gaps and disliked pages.
+ *
+ * A first build reads as `/insights` does. A retry (a run of the period failed before) is
+ * held to `retries`: it plans no more requests than the allowance has left, takes one use of
+ * it before each request, and asks each page once (the digest's backoff is its retry). With
+ * fewer left than the 3 core requests, the section gives up for the day (DigestGiveUp): the
+ * digest says so once, where the section would have been.
+ */
 export function insightsPart(
   insights: Pick<InsightsService, 'build'>,
   poster: InsightsPoster,
   log: Logger,
+  retries?: RetryAllowance,
 ): DigestPart {
+  async function report(range: DateRange, retry: boolean): Promise<InsightsReport> {
+    if (!retry || !retries) return insights.build(range);
+    const left = await retries.remaining();
+    if (left < CORE.length) {
+      throw new DigestGiveUp(
+        `Its retries used the ${retries.limit} analytics requests they may spend in a day, so I stopped trying.`,
+      );
+    }
+    log.info({ left }, 'digest.insights_retry');
+    return insights.build(range, undefined, {
+      maxRequests: left,
+      meter: retries,
+      singleAttempt: true,
+    });
+  }
+
   const key = (periodKey: string) => `digest-${periodKey}`;
   return {
     name: 'insights',
@@ -32,11 +70,11 @@ export function insightsPart(
       const has = await poster.has(channelId, key(periodKey), sinceMs, threadTs);
       return has ? { ts: undefined } : undefined;
     },
-    async build(range, periodKey) {
+    async build(range, periodKey, attempt) {
       try {
-        const report = await insights.build(range);
+        const built = await report(range, attempt?.retry === true);
         return async (channelId, threadTs) => {
-          await poster.post(channelId, report, {
+          await poster.post(channelId, built, {
             key: key(periodKey),
             title: 'Weekly docs insights',
             section: true,

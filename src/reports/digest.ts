@@ -1,6 +1,7 @@
 import { Cron } from 'croner';
 import type { Logger } from '../log.ts';
 import type { Store } from '../store/types.ts';
+import { DigestGiveUp, storeDigestRetries } from './digest-retry.ts';
 import { describeReportFailure } from './failures.ts';
 import type { ReportPoster } from './ports.ts';
 import { type DateRange, digestPeriod, formatRange } from './range.ts';
@@ -12,7 +13,8 @@ export const CATCH_UP_MS = 24 * 3_600_000;
 export const STALE_CLAIM_MS = 15 * 60_000;
 /**
  * A run that failed (API down, budget spent) is tried again this much later, and never
- * before its own claim is stale (so that it can retake it).
+ * before its own claim is stale (so that it can retake it): the base of the backoff, which
+ * doubles with each failure of the period (digest-retry.ts).
  */
 export const RETRY_MS = 5 * 60_000;
 
@@ -38,11 +40,13 @@ export interface DigestPart {
   ): Promise<{ ts: string | undefined } | undefined>;
   /**
    * Builds the part for the period; what it returns posts it (in the thread `threadTs` when
-   * given) and answers the ts of the message it posted, when known.
+   * given) and answers the ts of the message it posted, when known. `retry`: a run of the
+   * period failed before this one (a part may then spend less, or give up: DigestGiveUp).
    */
   build(
     range: DateRange,
     periodKey: string,
+    attempt?: { retry: boolean },
   ): Promise<(channelId: string, threadTs?: string) => Promise<string | undefined>>;
 }
 
@@ -68,7 +72,16 @@ export function trafficPart(
 }
 
 export interface DigestDeps {
-  store: Pick<Store, 'claimDigest' | 'heartbeatDigest' | 'markDigestPosted' | 'claimEvent'>;
+  store: Pick<
+    Store,
+    | 'claimDigest'
+    | 'heartbeatDigest'
+    | 'markDigestPosted'
+    | 'claimEvent'
+    | 'takeBudgetSlot'
+    | 'budgetUsed'
+    | 'oldestBudgetUse'
+  >;
   /** Says in the channel what a run that gave up could not post (once, on one replica). */
   /** Posts a plain notice: in the thread `threadTs` (the traffic report's) when given. */
   notice: (channelId: string, text: string, threadTs?: string) => Promise<void>;
@@ -106,6 +119,11 @@ export function startDigest(deps: DigestDeps): Digest {
   const staleMs = deps.staleClaimMs ?? STALE_CLAIM_MS;
   const retryMs = deps.retryMs ?? RETRY_MS;
   const catchUpMs = deps.catchUpMs ?? CATCH_UP_MS;
+  const retries = storeDigestRetries(deps.store, {
+    channelId: deps.channelId,
+    baseMs: Math.max(retryMs, staleMs + 1_000),
+    windowMs: 2 * catchUpMs,
+  });
   /** Why each scheduled run last failed, for the notice if it is given up. */
   const lastError = new Map<number, unknown>();
   /** At most one pending retry per scheduled run. */
@@ -185,13 +203,16 @@ export function startDigest(deps: DigestDeps): Digest {
       if (missing.length === 0) return;
       const what = missing.map((p) => p.label).join(' and ');
       const err = lastError.get(scheduledAt.getTime());
+      const early = err instanceof DigestGiveUp;
       const why =
         err === undefined
           ? 'Another instance held the run and did not finish it.'
-          : describeReportFailure(err);
+          : early
+            ? err.message
+            : describeReportFailure(err);
       await deps.notice(
         deps.channelId,
-        `The weekly digest for ${formatRange(range)} is incomplete: I could not post ${what} in 24 hours of tries. ${why} \`/visitors\` and \`/insights\` with that week's dates build them by hand.`,
+        `The weekly digest for ${formatRange(range)} is incomplete: I could not post ${what}${early ? '' : ' in 24 hours of tries'}. ${why} \`/visitors\` and \`/insights\` with that week's dates build them by hand.`,
         threadTs,
       );
       log.info({ period: key, missing: missing.map((p) => p.name) }, 'digest.gave_up_notice');
@@ -205,7 +226,13 @@ export function startDigest(deps: DigestDeps): Digest {
     try {
       const period = digestPeriod(scheduledAt, deps.timeZone);
       key = period.key;
-      const { range } = period;
+      // After a failure, every instance waits as long as the backoff says (digest-retry.ts).
+      const { failures, notBefore } = await retries.state(key, now());
+      if (notBefore > now()) {
+        log.info({ period: key, failures }, 'digest.backing_off');
+        later(scheduledAt, notBefore - now(), 'backing off');
+        return 'skipped';
+      }
       const claim = await deps.store.claimDigest(deps.channelId, key, deps.owner, now(), staleMs);
       if (claim.state === 'posted') {
         log.info({ period: key }, 'digest.already_posted');
@@ -218,43 +245,67 @@ export function startDigest(deps: DigestDeps): Digest {
         later(scheduledAt, staleMs + 1_000, 'claimed elsewhere');
         return 'skipped';
       }
-      // A stale claim may have posted some parts before dying: look before posting again.
-      const left =
-        claim.state === 'stale'
-          ? await missingParts(key)
-          : { missing: deps.parts, threadTs: undefined };
-      const parts = left.missing;
-      let threadTs = left.threadTs;
-      if (parts.length === 0) {
-        await deps.store.markDigestPosted(deps.channelId, key, deps.owner, now());
-        log.info({ period: key }, 'digest.already_in_channel');
+      return await postMissing(key, period.range, claim.state === 'stale', failures > 0);
+    } catch (err) {
+      return failedRun(scheduledAt, key, err);
+    }
+  }
+
+  /** Builds and posts the parts not in the channel yet, in order, under our claim. */
+  async function postMissing(
+    key: string,
+    range: DateRange,
+    stale: boolean,
+    retry: boolean,
+  ): Promise<'posted' | 'skipped'> {
+    // A stale claim may have posted some parts before dying: look before posting again.
+    const left = stale ? await missingParts(key) : { missing: deps.parts, threadTs: undefined };
+    const parts = left.missing;
+    let threadTs = left.threadTs;
+    if (parts.length === 0) {
+      await deps.store.markDigestPosted(deps.channelId, key, deps.owner, now());
+      log.info({ period: key }, 'digest.already_in_channel');
+      return 'skipped';
+    }
+    const started = performance.now();
+    for (const part of parts) {
+      const post = await alive(key, () => part.build(range, key, { retry }));
+      // Whoever holds the claim now posts: if it was taken over while we built, not us.
+      if (!(await deps.store.heartbeatDigest(deps.channelId, key, deps.owner, now()))) {
+        log.warn({ period: key, part: part.name }, 'digest.claim_lost');
         return 'skipped';
       }
-      const started = performance.now();
-      for (const part of parts) {
-        const post = await alive(key, () => part.build(range, key));
-        // Whoever holds the claim now posts: if it was taken over while we built, not us.
-        if (!(await deps.store.heartbeatDigest(deps.channelId, key, deps.owner, now()))) {
-          log.warn({ period: key, part: part.name }, 'digest.claim_lost');
-          return 'skipped';
-        }
-        const ts = await post(deps.channelId, threadTs);
-        threadTs ??= ts; // the first part's message holds the others in its thread
-        log.info({ period: key, part: part.name }, 'digest.part_posted');
-      }
-      await deps.store.markDigestPosted(deps.channelId, key, deps.owner, now());
-      log.info(
-        { period: key, durationMs: Math.round(performance.now() - started) },
-        'digest.posted',
-      );
-      return 'posted';
-    } catch (err) {
-      log.error({ err, period: key }, 'digest.failed');
-      lastError.set(scheduledAt.getTime(), err);
-      // Our claim goes stale by the time we try again, which lets us (or a replica) retake it.
-      later(scheduledAt, Math.max(retryMs, staleMs + 1_000), 'failed');
+      const ts = await post(deps.channelId, threadTs);
+      threadTs ??= ts; // the first part's message holds the others in its thread
+      log.info({ period: key, part: part.name }, 'digest.part_posted');
+    }
+    await deps.store.markDigestPosted(deps.channelId, key, deps.owner, now());
+    log.info({ period: key, durationMs: Math.round(performance.now() - started) }, 'digest.posted');
+    return 'posted';
+  }
+
+  /**
+   * A run that failed: tried again when the backoff says (recorded in the database first),
+   * or, when a part gave up for the day (DigestGiveUp), not again: the notice says why.
+   */
+  async function failedRun(scheduledAt: Date, key: string, err: unknown): Promise<'failed'> {
+    lastError.set(scheduledAt.getTime(), err);
+    if (err instanceof DigestGiveUp) {
+      log.error({ period: key, why: err.message }, 'digest.given_up');
+      void giveUp(scheduledAt);
       return 'failed';
     }
+    log.error({ err, period: key }, 'digest.failed');
+    // Our claim goes stale by the time we try again, which lets us (or a replica) retake it.
+    let wait = Math.max(retryMs, staleMs + 1_000);
+    try {
+      await retries.failed(key, now());
+      wait = Math.max(wait, (await retries.state(key, now())).notBefore - now());
+    } catch (e) {
+      log.warn({ err: e, period: key }, 'digest.backoff_unrecorded');
+    }
+    later(scheduledAt, wait, 'failed');
+    return 'failed';
   }
 
   const job = new Cron(deps.cron, { timezone: deps.timeZone, protect: true }, (self: Cron) => {
