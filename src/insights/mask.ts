@@ -3,6 +3,7 @@ import type {
   FeedbackByPage,
   FeedbackEntry,
   FeedbackPage,
+  PageFeedback,
   SearchesPage,
 } from '../api/insights-schemas.ts';
 import { redactPii } from '../redact-pii.ts';
@@ -60,4 +61,18 @@ export function maskFeedbackPage(page: FeedbackPage): FeedbackPage {
 
 export function maskByPage(page: FeedbackByPage): FeedbackByPage {
   return { ...page, feedback: page.feedback.map((p) => ({ ...p, path: mask(p.path) })) };
+}
+
+/**
+ * Pages whose paths read the same once masked (`/reset?token=a` and `/reset?token=b` are
+ * both `/reset?token=[secret]`) as one, their votes added, in the order of the first.
+ */
+export function samePathsMerged(pages: readonly PageFeedback[]): PageFeedback[] {
+  const byPath = new Map<string, PageFeedback>();
+  for (const p of pages) {
+    const seen = byPath.get(p.path);
+    if (!seen) byPath.set(p.path, { ...p });
+    else for (const k of ['thumbsUp', 'thumbsDown', 'code', 'total'] as const) seen[k] += p[k];
+  }
+  return [...byPath.values()];
 }

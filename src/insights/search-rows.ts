@@ -23,6 +23,35 @@ export function ctrAsFraction(rows: readonly SearchRow[]): { rows: SearchRow[]; 
   return { rows: rows.map((r) => ({ ...r, ctr: Math.min(1, r.ctr / scale) })), unit };
 }
 
+/**
+ * Rows whose queries read the same (case and spacing aside) as one row: two readers' masked
+ * addresses are both "[email]", and the service may list "Okta" apart from "okta". Hits
+ * added, clicks added (CTR weighted by hits), the most searched wording and its clicked page
+ * (else another's), the later last search; in the order of each query's first row.
+ */
+export function mergeSameQueries(rows: readonly SearchRow[]): SearchRow[] {
+  const byKey = new Map<string, { row: SearchRow; clicks: number; lead: number }>();
+  for (const r of rows) {
+    const k = key(r.searchQuery);
+    const m = byKey.get(k);
+    if (!m) {
+      byKey.set(k, { row: { ...r }, clicks: r.ctr * r.hits, lead: r.hits });
+      continue;
+    }
+    m.clicks += r.ctr * r.hits;
+    if (r.hits > m.lead) {
+      m.lead = r.hits;
+      m.row.searchQuery = r.searchQuery;
+      m.row.topClickedPage = r.topClickedPage ?? m.row.topClickedPage;
+    } else m.row.topClickedPage ??= r.topClickedPage;
+    m.row.hits += r.hits;
+    m.row.ctr = m.row.hits > 0 ? Math.min(1, m.clicks / m.row.hits) : 0;
+    if (Date.parse(r.lastSearchedAt) > Date.parse(m.row.lastSearchedAt))
+      m.row.lastSearchedAt = r.lastSearchedAt;
+  }
+  return [...byKey.values()].map((m) => m.row);
+}
+
 /** How much later than every query it grew into a prefix may have been searched last. */
 export const PREFIX_WINDOW_MS = 10 * 60_000;
 

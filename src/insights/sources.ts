@@ -11,10 +11,21 @@ import type {
 } from '../api/insights-schemas.ts';
 import { apiParams, type DateRange } from '../reports/range.ts';
 import type { PeriodCounts } from './analyse.ts';
-import { maskAssistantPage, maskByPage, maskFeedbackPage, maskSearchesPage } from './mask.ts';
+import {
+  maskAssistantPage,
+  maskByPage,
+  maskFeedbackPage,
+  maskSearchesPage,
+  samePathsMerged,
+} from './mask.ts';
 import { PAGE_SIZE, type Source } from './plan.ts';
 import type { Pager, PlannedReader } from './read.ts';
-import { type CtrUnit, ctrAsFraction, foldTypingPrefixes } from './search-rows.ts';
+import {
+  type CtrUnit,
+  ctrAsFraction,
+  foldTypingPrefixes,
+  mergeSameQueries,
+} from './search-rows.ts';
 
 export type InsightsApi = Pick<
   ApiClient,
@@ -129,8 +140,10 @@ export async function readReport(
 
 /**
  * What the pages read of one period say, and which counts are whole. The search rows are
- * read as search-rows.ts says: `ctr` as a fraction whatever its unit, typing prefixes folded
- * into the query they grew into (`totalSearches` is the service's and stays as sent).
+ * read as search-rows.ts says: `ctr` as a fraction whatever its unit, rows that read the same
+ * (two masked addresses) as one, typing prefixes folded into the query they grew into
+ * (`totalSearches` is the service's and stays as sent); pages whose masked paths are the
+ * same as one.
  */
 export function periodData(
   pages: {
@@ -142,11 +155,11 @@ export function periodData(
   assistantWhole: boolean,
 ): PeriodData {
   const conversations = pages.assistant.flatMap((p) => p.conversations);
-  const byPage = pages.byPage.flatMap((p) => p.feedback);
+  const byPage = samePathsMerged(pages.byPage.flatMap((p) => p.feedback));
   const byPageCut = pages.byPage.some((p) => p.hasMore);
   const searches = ctrAsFraction(pages.searches.flatMap((p) => p.searches));
   return {
-    searches: foldTypingPrefixes(searches.rows),
+    searches: foldTypingPrefixes(mergeSameQueries(searches.rows)),
     ctrUnit: searches.unit,
     conversations,
     byPage,

@@ -25,6 +25,8 @@ export interface InsightsMix {
 /** Every secret or personal string below: none may reach Slack, a form or a prompt. */
 export const PII = {
   email: 'jane.doe@acme-corp.com',
+  /** Another reader's, searched too: masked, both are one "[email]" row. */
+  otherEmail: 'j.smith@example.org',
   mintKey: 'mint_4f9a2c1b7e8d0a3f9b8c',
   openAiKey: 'sk-proj-Abc123Def456Ghi789Jkl012',
   slackToken: 'xoxb-1234567890-0987654321-AbCdEfGhIj',
@@ -35,6 +37,7 @@ export const PII = {
   urlPassword: 'S3cretPass',
   urlToken: 'tok_9a8b7c6d5e',
   pathToken: 'reset123secret',
+  otherPathToken: 'reset456other',
 } as const;
 
 export interface HostileGap extends SeedGap {
@@ -65,6 +68,7 @@ export const PII_GAPS: HostileGap[] = [
 /** Search terms readers pasted their address and key into: no clicks. */
 export const PII_SEARCH_TERMS: SearchTerm[] = [
   { term: PII.email, lo: 5, hi: 7, ctr: 0, page: null },
+  { term: PII.otherEmail, lo: 1, hi: 2, ctr: 0, page: null },
   { term: `${PII.mintKey} invalid`, lo: 5, hi: 6, ctr: 0, page: null },
 ];
 
@@ -85,6 +89,7 @@ export const PII_FEEDBACK: { path: string; daysAgo: number; comment: string | nu
     daysAgo,
     comment: null,
   })),
+  { path: `/guides/reset?token=${PII.otherPathToken}`, daysAgo: 2, comment: null },
 ];
 
 /** A term and the prefixes a search-as-you-type box logged on the way to it. */

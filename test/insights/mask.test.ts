@@ -10,6 +10,7 @@ import {
   maskByPage,
   maskFeedbackPage,
   maskSearchesPage,
+  samePathsMerged,
 } from '../../src/insights/mask.ts';
 
 /** Each page's reader-written fields are masked, and only those. */
@@ -98,5 +99,25 @@ describe('masking the pages the insights sources read', () => {
       hasMore: false,
     });
     expect(maskByPage(byPage).feedback[0]?.path).toBe('/u/[email]');
+  });
+
+  it('adds up the votes of pages whose paths read the same once masked', () => {
+    const votes = (path: string, down: number) => ({
+      path,
+      thumbsUp: 1,
+      thumbsDown: down,
+      code: 0,
+      total: down + 1,
+    });
+    expect(
+      samePathsMerged([
+        votes('/r?token=[secret]', 3),
+        votes('/a', 1),
+        votes('/r?token=[secret]', 1),
+      ]),
+    ).toEqual([
+      { path: '/r?token=[secret]', thumbsUp: 2, thumbsDown: 4, code: 0, total: 6 },
+      votes('/a', 1),
+    ]);
   });
 });

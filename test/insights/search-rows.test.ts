@@ -4,6 +4,7 @@ import {
   ctrAsFraction,
   foldTypingPrefixes,
   isTypingPrefix,
+  mergeSameQueries,
 } from '../../src/insights/search-rows.ts';
 
 const T = Date.parse('2026-11-20T12:00:00Z');
@@ -36,6 +37,23 @@ describe('ctr in either unit', () => {
 
   it('cuts a CTR over 100% to 1', () => {
     expect(ctrAsFraction([row('odd', 3, { ctr: 250 })]).rows[0]?.ctr).toBe(1);
+  });
+});
+
+describe('rows that read the same', () => {
+  it('are one row: hits and clicks added, the most searched wording', () => {
+    const merged = mergeSameQueries([
+      row('[email]', 6, { lastSearchedAt: at(-5) }),
+      row('quickstart', 20, { ctr: 0.8 }),
+      row('Okta', 2, { ctr: 0.5, topClickedPage: '/sso' }),
+      row('[email]', 2, { ctr: 0.5, lastSearchedAt: at(3) }),
+      row(' okta ', 6, { ctr: 0 }),
+    ]);
+    expect(merged).toEqual([
+      row('[email]', 8, { ctr: 1 / 8, lastSearchedAt: at(3) }),
+      row('quickstart', 20, { ctr: 0.8 }),
+      row(' okta ', 8, { ctr: 1 / 8, topClickedPage: '/sso' }),
+    ]);
   });
 });
 
