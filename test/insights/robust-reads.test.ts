@@ -149,7 +149,6 @@ describe('a failure on an optional page', () => {
   });
 
   it('still fails the report when a core page fails', async () => {
-    api.inject('byPage' as RequestKind, { status: 503 }, 10);
     api.inject('feedbackByPage', { status: 503 }, 10);
     await expect(service().build(range('7d'))).rejects.toBeInstanceOf(Unavailable);
   });
