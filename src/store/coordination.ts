@@ -60,6 +60,8 @@ export function coordinationQueries(
     },
 
     takeBudgetSlot(key: string, nowMs: number, windowMs: number, limit: number) {
+      // A budget of nothing has no slot (an OFFSET of -1 below would read as no limit at all).
+      if (limit < 1) return Promise.resolve({ ok: false as const, retryAtMs: nowMs + windowMs });
       // Counting and using a slot happen under one lock on the bucket: two replicas racing
       // for the last slot cannot both take it.
       return e.writeTx(async (tx) => {

@@ -46,6 +46,14 @@ describeEachEngine('store: budgets, coordination and digests', (db) => {
     expect(await db.store.claimEvent(['event:Ev1'], 11)).toBe(true);
   });
 
+  it('gives no slot from a budget of nothing', async () => {
+    expect(await db.store.takeBudgetSlot('agent:p', 5, 1_000, 0)).toEqual({
+      ok: false,
+      retryAtMs: 1_005,
+    });
+    expect(await db.store.budgetUsed('agent:p', 0)).toBe(0);
+  });
+
   it('keeps a sliding one-hour budget and says when the next slot opens', async () => {
     const hour = 3_600_000;
     for (let i = 0; i < 3; i++)
