@@ -17,6 +17,7 @@ import { join } from 'node:path';
 import { DIGEST, missedAnHourAgo } from '../test/helpers/digest.ts';
 import { CHANNEL, Harness, USER } from '../test/helpers/harness.ts';
 import { eventually } from '../test/helpers/net.ts';
+import { listedGaps } from '../test/helpers/reports.ts';
 import { eventCallback } from '../test/helpers/slack-requests.ts';
 
 const VIEW = '../shared/tools/slack-view';
@@ -88,7 +89,8 @@ const scenarios: Record<string, Scenario> = {
       await Harness.create({ env: { DOCS_BASE_URL: 'https://docs.acme.com' } }),
     );
     const report = await insightsRun(h, 1);
-    await h.click(report, 'insight_draft_question_0');
+    const msg = h.slack.history(CHANNEL).find((m) => m.ts === report);
+    await h.choose(report, `draft:${listedGaps(msg)[0]!.id}`);
     const { view } = await eventually(() => h.slack.views[0], 'views.open');
     await h.submitView(view, { draft: { prompt: 'Add a page on rotating API keys' } });
     const job = await eventually(() => h.api.createdJobs()[0], 'the job');

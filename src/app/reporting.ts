@@ -4,6 +4,7 @@ import type { ApiClient } from '../api/client.ts';
 import type { Config } from '../config/config.ts';
 import { storeInsightsCache } from '../insights/cache.ts';
 import { insightsPart } from '../insights/digest-part.ts';
+import { createGapBook } from '../insights/gap-book.ts';
 import { createInsightsService } from '../insights/service.ts';
 import type { Logger } from '../log.ts';
 import { startDigest, trafficPart } from '../reports/digest.ts';
@@ -44,6 +45,7 @@ export function createReporting(deps: {
     cache: storeInsightsCache(store, log.child({ component: 'insights' })),
     log,
   });
+  const gapBook = createGapBook({ store, defaultProjectId: config.api.projectId, log });
   const insightsPoster = createSlackInsightsPoster(
     deps.client,
     log.child({ component: 'insights-poster' }),
@@ -67,7 +69,7 @@ export function createReporting(deps: {
       notice: (channel, text, threadTs) => poster.postNotice(channel, text, threadTs),
       parts: [
         trafficPart(reports, poster),
-        insightsPart(insights, insightsPoster, log.child({ component: 'digest' })),
+        insightsPart(insights, insightsPoster, log.child({ component: 'digest' }), gapBook),
       ],
       cron: config.digest.cron,
       timeZone: config.digest.timeZone,
@@ -77,7 +79,7 @@ export function createReporting(deps: {
     return () => digest.stop();
   }
 
-  return { reports, poster, insights, insightsPoster, startWeeklyDigest };
+  return { reports, poster, insights, insightsPoster, gapBook, startWeeklyDigest };
 }
 
 export type Reporting = ReturnType<typeof createReporting>;

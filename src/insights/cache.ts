@@ -14,7 +14,7 @@ export interface InsightsCache {
 }
 
 /** Bump when InsightsReport changes shape: bodies written under another version are ignored. */
-export const CACHE_VERSION = 1;
+export const CACHE_VERSION = 2;
 
 /** What is checked of a stored body before it is trusted as a report of this version. */
 const Envelope = z.object({
@@ -26,6 +26,7 @@ const Envelope = z.object({
     questionGaps: z.array(z.unknown()),
     searchGaps: z.array(z.unknown()),
     disliked: z.array(z.unknown()),
+    gaps: z.array(z.unknown()),
     topSearches: z.array(z.unknown()),
     closed: z.literal(true),
   }),

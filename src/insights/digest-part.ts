@@ -2,6 +2,7 @@ import { ApiError, type ApiErrorKind } from '../api/errors.ts';
 import type { Logger } from '../log.ts';
 import type { DigestPart } from '../reports/digest.ts';
 import { describeReportFailure } from '../reports/failures.ts';
+import type { GapBook } from './gap-book.ts';
 import type { InsightsPoster } from './ports.ts';
 import type { InsightsService } from './service.ts';
 
@@ -18,11 +19,16 @@ const LASTING: ReadonlySet<ApiErrorKind> = new Set([
   'invalid_request',
 ]);
 
-/** The digest's insights section, in the traffic report's thread: top gaps and disliked pages. */
+/**
+ * The digest's insights section, in the traffic report's thread: top gaps and disliked pages,
+ * as the team left them (`gaps`: drafted ones with their job and "did it work?", dismissed
+ * ones left out), read when the section is posted.
+ */
 export function insightsPart(
   insights: Pick<InsightsService, 'build'>,
   poster: InsightsPoster,
   log: Logger,
+  gaps?: Pick<GapBook, 'resolve'>,
 ): DigestPart {
   const key = (periodKey: string) => `digest-${periodKey}`;
   return {
@@ -36,11 +42,13 @@ export function insightsPart(
       try {
         const report = await insights.build(range);
         return async (channelId, threadTs) => {
+          const listing = await gaps?.resolve(report);
           await poster.post(channelId, report, {
             key: key(periodKey),
             title: 'Weekly docs insights',
             section: true,
             threadTs,
+            ...(listing ? { gaps: listing } : {}),
           });
           return undefined;
         };

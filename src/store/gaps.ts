@@ -17,7 +17,14 @@ export function gapQueries(
   e: Engine,
 ): Pick<
   Store,
-  'gapsOf' | 'addGaps' | 'sawGaps' | 'gapWithThread' | 'gapThreads' | 'claimGap' | 'dismissGap'
+  | 'gapsOf'
+  | 'addGaps'
+  | 'sawGaps'
+  | 'gapWithThread'
+  | 'gapThreads'
+  | 'claimGap'
+  | 'releaseGap'
+  | 'dismissGap'
 > {
   const { db } = e;
   return {
@@ -136,6 +143,17 @@ export function gapQueries(
         })
         .where('id', '=', id)
         .where(expecting(expected))
+        .executeTakeFirst();
+      return updatedOne(r);
+    },
+
+    async releaseGap(id, token) {
+      const r = await db
+        .updateTable('insight_gaps')
+        .set({ state: 'open', claim_token: null, claimed_by: null, claimed_at: null, before: null })
+        .where('id', '=', id)
+        .where('state', '=', 'drafted')
+        .where('claim_token', '=', token)
         .executeTakeFirst();
       return updatedOne(r);
     },

@@ -274,6 +274,11 @@ export interface Store extends BudgetStore {
     expected: GapExpected,
     claim: { token: string; userId: string; before: string; now: number },
   ): Promise<boolean>;
+  /**
+   * A claim whose start never ran (no room to start it): the gap is open again, if the claim
+   * `token` still holds it.
+   */
+  releaseGap(id: number, token: string): Promise<boolean>;
   /** Marks a gap dismissed by `userId`, if it is still as `expected`; false otherwise. */
   dismissGap(id: number, expected: GapExpected, userId: string, now: number): Promise<boolean>;
 
