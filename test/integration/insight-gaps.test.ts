@@ -165,3 +165,41 @@ describe('insight gaps', () => {
     expect(reports()).toHaveLength(1);
   });
 });
+
+describe('Draft it evidence', () => {
+  it('prefills the form with the wordings, counts, period, pages, searches, comments and how to go about it', async () => {
+    const report = await insights(1);
+    const id = gapId(report, isRotate);
+    await h.choose(report.ts, `draft:${id}`);
+    const { view } = await eventually(() => h.slack.views[0], 'the form');
+    const input = (view.blocks as { element?: { initial_value?: string } }[]).find(
+      (b) => b.element?.initial_value,
+    )?.element?.initial_value;
+    const prompt = String(input);
+    expect(prompt.length).toBeLessThanOrEqual(3_000);
+    expect(prompt).toMatch(
+      /^Close a gap in the docs that readers ran into between \w+ \d+ – \w+ \d+, \d{4} \(UTC\): "/,
+    );
+    expect(prompt).toContain(
+      '- Asked the docs assistant 14 times and got no answer, in 14 different wordings:',
+    );
+    const wordings = ROTATE_KEY_QUESTIONS.filter((q) => prompt.includes(`  - "${q}" (once)`));
+    expect(wordings).toHaveLength(10);
+    expect(prompt).toContain('  (and 4 more wordings)');
+    expect(prompt).toMatch(
+      /- Searched the docs \d+ times and clicked no result:\n {2}- "rotate api key" \(\d+ times, no clicks\)/,
+    );
+    // The seeded questions were asked from the docs' home page (2 in 3 say where).
+    expect(prompt).toMatch(/- Pages they were on when they asked:\n {2}- \/ \(\d+ times\)/);
+    expect(prompt).toMatch(
+      /- Their comments with a thumbs down:\n {2}- on \/guides\/authentication: "Nothing about rotating keys" \(\d+ readers\)/,
+    );
+    expect(prompt).toContain('1. Look for an existing page that covers this first.');
+    expect(prompt).toContain('2. Do not invent product facts');
+    expect(prompt).toContain('"TODO (needs a human): …"');
+    expect(JSON.stringify(view.blocks)).toContain('the latest report that listed this gap');
+    // The form carries the gap, not its evidence.
+    expect(String(view.private_metadata).length).toBeLessThan(300);
+    expect(JSON.parse(String(view.private_metadata))).toMatchObject({ gapId: id });
+  });
+});

@@ -141,7 +141,9 @@ it('npm run try starts the fakes and the bot on them whatever the caller set, dr
   // The first try as the README shows it: a job, finished as `latest`, read as a transcript.
   expect((await post('/agent', { text: 'Add a Rust quickstart' })).status).toBe(200);
   await eventually(() => bot('C0001', 'Add a Rust quickstart'), 'the Rust root');
-  const done = await post('/job/latest/complete', { prLink: 'https://github.com/acme/docs/pull/7' });
+  const done = await post('/job/latest/complete', {
+    prLink: 'https://github.com/acme/docs/pull/7',
+  });
   expect(done.body).toMatchObject({ status: 'completed', messages: ['Add a Rust quickstart'] });
   await eventually(
     async () => (await (await fetch(`${control}/transcript`)).text()).includes('acme/docs#7'),
