@@ -8,7 +8,8 @@
  *
  * Surfaces: agent (an /agent job that opens a PR), unwatch (Cancel watching), visitors,
  * digest (the weekly digest, caught up at start), insights (`/insights`, a gap drafted into
- * a job that opens a PR, then `/insights` again), home (the App Home after the above).
+ * a job that opens a PR, `/insights` again, a gap's evidence), home (the App Home after the
+ * above).
  * Needs Chromium at /usr/bin/chromium (shot.sh). The JSON and HTML stay in slack-view-out/.
  */
 import { execFileSync } from 'node:child_process';
@@ -96,7 +97,16 @@ const scenarios: Record<string, Scenario> = {
     const job = await eventually(() => h.api.createdJobs()[0], 'the job');
     h.api.complete(job.id, 'https://github.com/acme/docs/pull/42');
     await settle(h, 3_000);
-    await insightsRun(h, 2);
+    const later = await insightsRun(h, 2);
+    // The details of a gap, answered to the person alone.
+    const shown = h.slack.history(CHANNEL).find((m) => m.ts === later);
+    const click = await h.choose(later, `evidence:${listedGaps(shown)[0]!.id}`);
+    const answer = await eventually(
+      () => h.slack.responses.find((r) => r.id === click.responseId),
+      'the evidence',
+    );
+    // Where slack-view draws it: as the person saw it, in the channel.
+    Object.assign(answer, { channel: CHANNEL, user: USER });
     await settle(h);
     return { h, channel: CHANNEL };
   },

@@ -79,20 +79,18 @@ export function metLine(i: GapItem): string {
   return parts.join(' · ');
 }
 
-/** One open content gap: what readers did, then its most asked wording or term. */
+/** One open content gap: its most asked wording or term, then what readers did. */
 export function contentLine(g: ListedGap): string {
   const i = g.item;
   const icon = i.kind === 'search' ? ':mag:' : ':question:';
-  const ways =
-    i.kind === 'search'
-      ? i.distinct.searches > 1
-        ? ` (and ${n(i.distinct.searches - 1)} similar terms)`
-        : ''
-      : i.distinct.wordings > 1
-        ? ` (${n(i.distinct.wordings)} ways of asking)`
-        : '';
+  const others =
+    i.kind === 'search' ? i.distinct.searches - 1 : Math.max(0, i.distinct.wordings - 1);
+  const more =
+    others > 0
+      ? ` · ${n(others)} other ${i.kind === 'search' ? 'term' : 'wording'}${others === 1 ? '' : 's'}`
+      : '';
   const again = g.again ? '\n_An earlier job for it ended without a pull request._' : '';
-  return `${icon} ${metLine(i)}\n${quoted(i.title)}${ways}${again}`;
+  return `${icon} ${quoted(i.title)}\n${metLine(i)}${more}${again}`;
 }
 
 export function pageLine(g: ListedGap, path: (p: string) => string): string {
@@ -151,6 +149,7 @@ function leftOut(more: number, dismissed: number): string | undefined {
 export function draftedBlocks(listing: GapListing, v: GapView): KnownBlock[] {
   if (listing.drafted.length === 0) return [];
   return [
+    { type: 'divider' },
     gapSection('*Drafted with the agent*', undefined, false),
     ...listing.drafted.map((d) => gapSection(draftedLine(d, v), undefined, false)),
   ];

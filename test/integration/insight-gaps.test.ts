@@ -159,7 +159,8 @@ describe('insight gaps', () => {
     );
     const body = answer.body as { text: string; response_type: string };
     expect(body.response_type).toBe('ephemeral');
-    expect(body.text).toContain('Asked the docs assistant 14 times and got no answer');
+    expect(body.text).toContain('• Asked the docs assistant 14 times and got no answer');
+    expect(body.text).toContain('        ◦ "rotate api key" (');
     expect(body.text).toContain('"rotate api key"');
     expect(body.text).toContain('Nothing about rotating keys');
     expect(reports()).toHaveLength(1);

@@ -39,7 +39,7 @@ describe('/insights', () => {
     expect(blocks).toContain('Content gaps');
     // The rotate-key need is one gap: its questions, its searches and its comments.
     expect(blocks).toMatch(
-      /:question: \*14×\* unanswered · \*\d+×\* searched, no clicks · \d+ comments/,
+      /:question: “[^”]+”\\n\*14×\* unanswered · \*\d+×\* searched, no clicks · \d+ comments · 13 other wordings/,
     );
     expect(ROTATE_KEY_QUESTIONS.some((q) => blocks.includes(`“${q}”`))).toBe(true);
     expect(blocks).toContain('“rotate api key”');

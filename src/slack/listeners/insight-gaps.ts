@@ -168,5 +168,14 @@ export async function whereText(
 function evidenceText(title: string, e: GapEvidence | undefined): string {
   if (!e) return `No evidence is kept for “${escapeAndTruncate(title, 300)}”.`;
   const head = `*Evidence for “${escapeAndTruncate(e.title, 300)}”*, ${escapeMrkdwn(formatRange(e.period))} (${escapeMrkdwn(e.period.timeZone)}):`;
-  return truncate([head, ...evidenceLines(e).map(escapeMrkdwn)].join('\n'), 3_000);
+  // Leading spaces do not indent in a message: the prompt's list marks become bullets.
+  const bullet = (line: string) =>
+    line
+      .replace(/^ {2}- /, '        ◦ ')
+      .replace(/^ {2}\(/, '        (')
+      .replace(/^- /, '• ');
+  return truncate(
+    [head, ...evidenceLines(e).map((l) => bullet(escapeMrkdwn(l)))].join('\n'),
+    3_000,
+  );
 }
