@@ -1,3 +1,5 @@
+import { join } from 'node:path';
+import SqliteDatabase from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ROTATE_KEY_QUESTIONS, SSO_QUESTIONS } from '../fakes/analytics-insights-seed.ts';
 import type { StoredMessage } from '../fakes/slack.ts';
@@ -202,5 +204,42 @@ describe('Draft it evidence', () => {
     // The form carries the gap, not its evidence.
     expect(String(view.private_metadata).length).toBeLessThan(300);
     expect(JSON.parse(String(view.private_metadata))).toMatchObject({ gapId: id });
+  });
+});
+
+describe('did it work?', () => {
+  it('says how often the need was asked and searched before the pull request and since', async () => {
+    const id = await draftRotate(await insights(1));
+    // The job's PR opened 5 days ago (the poll stamped it now; moved back as if it had then).
+    const store = await h.openStore();
+    await eventually(async () => (await store.gapWithThread(id))?.gap.prAt, 'the PR stamped');
+    await store.close();
+    const prAt = Date.now() - 5 * 86_400_000;
+    const db = new SqliteDatabase(join(h.dir, 'bot.sqlite'));
+    db.prepare('UPDATE insight_gaps SET pr_at = ? WHERE id = ?').run(prAt, id);
+    db.close();
+    const later = await insights(2);
+    // The truth: the rotate-key questions asked, unanswered, from the PR to the period's end.
+    const to = Date.parse(`${new Date().toISOString().slice(0, 10)}T00:00:00Z`);
+    const since = h.api.insights
+      .conversations({ from: to - 14 * 86_400_000, to })
+      .filter(
+        (c) =>
+          ROTATE_KEY_QUESTIONS.includes(c.query) &&
+          c.resolutionStatus === 'unanswered' &&
+          Date.parse(c.timestamp) >= prAt,
+      ).length;
+    expect(since).toBeGreaterThan(0);
+    expect(since).toBeLessThan(14);
+    const day = new Date(prAt).toLocaleDateString('en-US', {
+      month: 'short',
+      day: 'numeric',
+      timeZone: 'UTC',
+    });
+    const days = Math.round((to - prAt) / 86_400_000);
+    expect(shown(later)).toContain(
+      `Since the pull request (${day}): asked ${since}× unanswered, searches not split at the pull request, in ${days} days. Before: asked 14×, searched `,
+    );
+    expect(shown(later)).toMatch(/Before: asked 14×, searched \d+× without a click in 14 days\./);
   });
 });
