@@ -45,7 +45,13 @@ export function createReporting(deps: {
     cache: storeInsightsCache(store, log.child({ component: 'insights' })),
     log,
   });
-  const gapBook = createGapBook({ store, defaultProjectId: config.api.projectId, log });
+  // The database's clock, as the job threads it compares claims with are stamped.
+  const gapBook = createGapBook({
+    store,
+    defaultProjectId: config.api.projectId,
+    log,
+    now: deps.now,
+  });
   const insightsPoster = createSlackInsightsPoster(
     deps.client,
     log.child({ component: 'insights-poster' }),

@@ -1,9 +1,16 @@
 import type { Logger } from '../log.ts';
-import type { GapSeen, InsightGap, JobThread, NewGap, Store } from '../store/types.ts';
+import type { GapSeen, GapSummary, InsightGap, JobThread, NewGap, Store } from '../store/types.ts';
 import { beforeOf, evidenceOf, GapBefore, GapEvidence, readStored } from './evidence.ts';
 import { matchGaps, mergeSignatures } from './gap-match.ts';
+import {
+  BLOCKING,
+  type DraftedGap,
+  type DraftState,
+  draftState,
+  type GapListing,
+} from './gap-state.ts';
 import type { GapItem } from './gaps.ts';
-import { type Impact, impactOf } from './impact.ts';
+import { impactOf } from './impact.ts';
 import type { InsightsReport } from './report.ts';
 
 /**
@@ -20,62 +27,21 @@ import type { InsightsReport } from './report.ts';
  * Gaps are scoped by project: every report, digest and week of a project sees the same ones.
  */
 
-/** A claim whose job's thread was never recorded (its start failed early) lapses after this. */
-export const CLAIM_LAPSES_MS = 10 * 60_000;
 /** Stored gaps a report is matched against: the most recently listed. */
 const KNOWN_MAX = 2_000;
 /** Drafted gaps a report shows, and for how long after its pull request an unlisted one. */
 export const DRAFTED_SHOWN = 5;
 export const DRAFTED_FOR_MS = 8 * 7 * 86_400_000;
 
-/** Where a drafted gap's job is. */
-export type DraftState = 'open' | 'dismissed' | 'starting' | 'running' | 'done' | 'ended';
-/** A gap in these states is not drafted again: the person is told where its job is. */
-export const BLOCKING: ReadonlySet<DraftState> = new Set(['starting', 'running', 'done']);
-
-export function draftState(
-  gap: Pick<InsightGap, 'state' | 'claimedAt'>,
-  job: Pick<JobThread, 'status' | 'prLink' | 'createdAt'> | undefined,
-  now: number,
-): DraftState {
-  if (gap.state !== 'drafted') return gap.state;
-  // A thread from before this claim is the job of an earlier claim (it ended): not this one's.
-  const current =
-    job && (gap.claimedAt === null || job.createdAt >= gap.claimedAt) ? job : undefined;
-  if (!current) return (gap.claimedAt ?? 0) + CLAIM_LAPSES_MS > now ? 'starting' : 'ended';
-  if (current.prLink) return 'done';
-  return current.status === 'starting' || current.status === 'active' ? 'running' : 'ended';
-}
-
-export interface ListedGap {
-  id: number;
-  item: GapItem;
-  /** An earlier job for it ended without a pull request. */
-  again: boolean;
-}
-
-export interface DraftedGap {
-  id: number;
-  title: string;
-  kind: string;
-  state: DraftState;
-  by: string | null;
-  at: number | null;
-  job: JobThread | undefined;
-  /** This report's item for the gap, if it still lists the need. */
-  item: GapItem | undefined;
-  impact: Impact | undefined;
-}
-
-export interface GapListing {
-  content: ListedGap[];
-  pages: ListedGap[];
-  drafted: DraftedGap[];
-  /** Items of this report left out because a person dismissed their gap. */
-  dismissed: number;
-  /** Open items not listed (past the top `listed`). */
-  more: { content: number; pages: number };
-}
+export {
+  BLOCKING,
+  CLAIM_LAPSES_MS,
+  type DraftedGap,
+  type DraftState,
+  draftState,
+  type GapListing,
+  type ListedGap,
+} from './gap-state.ts';
 
 export type GapStore = Pick<
   Store,
@@ -132,8 +98,12 @@ export function createGapBook(deps: GapBookDeps) {
     const content = open.filter((o) => o.item.kind !== 'page');
     const pages = open.filter((o) => o.item.kind === 'page');
     const [listedContent, listedPages] = [content.slice(0, listed), pages.slice(0, listed)];
+    // Known gaps listed again learn this listing first (so none is forgotten as it is listed).
+    const listedKnown = [...listedContent, ...listedPages].flatMap((o) =>
+      o.gap ? [seenOf(o.gap, o.item, report)] : [],
+    );
+    await store.sawGaps([...sorted.seen, ...listedKnown], at);
     const ids = await record([...listedContent, ...listedPages], known, project, report, at);
-    await store.sawGaps(sorted.seen, at);
     const matched = new Set(match.values());
     for (const g of known) {
       if (g.state !== 'drafted' || matched.has(g.id)) continue;
@@ -174,8 +144,8 @@ export function createGapBook(deps: GapBookDeps) {
 
   /** The listed items' gap ids: matched ones as they are, the others recorded now. */
   async function record(
-    listedItems: { item: GapItem; gap: InsightGap | undefined }[],
-    known: readonly InsightGap[],
+    listedItems: { item: GapItem; gap: GapSummary | undefined }[],
+    known: readonly GapSummary[],
     project: string,
     report: InsightsReport,
     at: number,
@@ -251,7 +221,7 @@ export type GapBook = ReturnType<typeof createGapBook>;
 
 interface OpenItem {
   item: GapItem;
-  gap: InsightGap | undefined;
+  gap: GapSummary | undefined;
   again: boolean;
 }
 
@@ -263,7 +233,7 @@ interface OpenItem {
 function sortByState(
   items: readonly GapItem[],
   match: ReadonlyMap<number, number>,
-  known: readonly InsightGap[],
+  known: readonly GapSummary[],
   jobs: ReadonlyMap<number, JobThread>,
   report: InsightsReport,
   at: number,
@@ -277,17 +247,20 @@ function sortByState(
       out.open.push({ item, gap: undefined, again: false });
       continue;
     }
-    out.seen.push(seenOf(gap, item, report));
     const state = draftState(gap, jobs.get(gap.id), at);
+    if (state === 'open' || state === 'ended') {
+      out.open.push({ item, gap, again: state === 'ended' });
+      continue;
+    }
+    // Drafted and dismissed gaps keep following their need's wordings while unlisted.
+    out.seen.push(seenOf(gap, item, report));
     if (state === 'dismissed') dismissed += 1;
-    else if (BLOCKING.has(state))
-      out.shown.push(draftedOf(gap, state, jobs.get(gap.id), item, report));
-    else out.open.push({ item, gap, again: state === 'ended' });
+    else out.shown.push(draftedOf(gap, state, jobs.get(gap.id), item, report));
   }
   return { ...out, dismissed };
 }
 
-function seenOf(gap: InsightGap, item: GapItem, report: InsightsReport): GapSeen {
+function seenOf(gap: GapSummary, item: GapItem, report: InsightsReport): GapSeen {
   return {
     id: gap.id,
     signatures: mergeSignatures(gap.signatures, item.signatures),
@@ -319,7 +292,7 @@ function newGapOf(
 }
 
 function draftedOf(
-  gap: InsightGap,
+  gap: GapSummary,
   state: DraftState,
   job: JobThread | undefined,
   item: GapItem | undefined,

@@ -29,15 +29,37 @@ export function gapQueries(
   const { db } = e;
   return {
     async gapsOf(projectId, limit) {
+      // Every column but the evidence (kilobytes each), which a listing does not read.
       const rows = await db
         .selectFrom('insight_gaps')
-        .selectAll()
+        .select([
+          'id',
+          'project_id',
+          'gap_key',
+          'kind',
+          'signatures',
+          'title',
+          'evidence_to',
+          'state',
+          'claim_token',
+          'claimed_by',
+          'claimed_at',
+          'before',
+          'pr_at',
+          'dismissed_by',
+          'dismissed_at',
+          'created_at',
+          'last_seen_at',
+        ])
         .where('project_id', '=', projectId)
         .orderBy('last_seen_at', 'desc')
         .orderBy('id', 'desc')
         .limit(limit)
         .execute();
-      return rows.map(toGap);
+      return rows.map((r) => {
+        const { evidence: _, ...summary } = toGap({ ...r, evidence: null });
+        return summary;
+      });
     },
 
     async addGaps(gaps, now) {

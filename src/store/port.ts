@@ -8,6 +8,7 @@ import type {
   FollowUpState,
   GapExpected,
   GapSeen,
+  GapSummary,
   InsightGap,
   JobSnapshot,
   JobThread,
@@ -246,8 +247,8 @@ export interface Store extends BudgetStore {
   /** The root message now carries this status reaction. */
   markReactionShown(threadId: number, name: string | null): Promise<void>;
 
-  /** A project's content gaps, most recently listed first (src/store/gaps.ts). */
-  gapsOf(projectId: string, limit: number): Promise<InsightGap[]>;
+  /** A project's content gaps, most recently listed first, without their evidence. */
+  gapsOf(projectId: string, limit: number): Promise<GapSummary[]>;
   /**
    * Records gaps listed for the first time, 'open' (a key the project has already keeps its
    * row: two reports at once make one), and answers each as stored, in the order given.

@@ -318,6 +318,9 @@ export interface InsightGap extends NewGap {
   lastSeenAt: number;
 }
 
+/** A gap without its evidence: what a report matches and lists gaps by. */
+export type GapSummary = Omit<InsightGap, 'evidence'>;
+
 /** What a listing learned of a known gap: when seen, under which words, its latest evidence. */
 export interface GapSeen {
   id: number;

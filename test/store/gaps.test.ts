@@ -45,10 +45,12 @@ describeEachEngine('store: insight gaps', (db) => {
     expect(listed[0]).toMatchObject({
       signatures: ['api key rotat', 'key rotat'],
       title: 'newer',
-      evidence: '{"new":1}',
       evidenceTo: '2026-11-15',
       lastSeenAt: 3000,
     });
+    // A listing reads no evidence; a click does.
+    expect(listed[0]).not.toHaveProperty('evidence');
+    expect((await db.store.gapWithThread(a!.id))?.gap.evidence).toBe('{"new":1}');
     // An older period asked again moves "last seen" but keeps the later evidence.
     await db.store.sawGaps(
       [{ id: a!.id, signatures: ['x'], title: 'old', evidence: '{}', evidenceTo: '2026-10-01' }],

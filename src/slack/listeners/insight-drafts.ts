@@ -162,10 +162,7 @@ export function registerInsightDrafts(app: App, deps: InsightDraftDeps): void {
     if (typeof claim === 'object') {
       log.info(at, 'insight_draft.already_drafted');
       await fail(DRAFTED_ERROR);
-      const where = await whereText(args.client, claim.gap, claim.job, claim.state, log);
-      return void (await tell(where).catch((err: unknown) =>
-        log.warn({ err }, 'insight_draft.answer_failed'),
-      ));
+      return tellWhere(args.client, claim, tell);
     }
     await args.ack();
     if (claim === 'duplicate') return void log.info(at, 'insight_draft.duplicate');
@@ -190,6 +187,16 @@ export function registerInsightDrafts(app: App, deps: InsightDraftDeps): void {
           .catch((err: unknown) => log.warn({ err, ...at }, 'insight_draft.release_failed'));
       await tell(BUSY).catch((err: unknown) => log.warn({ err }, 'insight_draft.answer_failed'));
     }
+  }
+
+  /** Where the gap's job is, to the person whose form was refused (a link it cannot hold). */
+  async function tellWhere(
+    client: WebClient,
+    taken: Extract<ClaimOutcome, { outcome: 'taken' }>,
+    tell: (text: string) => Promise<void>,
+  ): Promise<void> {
+    const where = await whereText(client, taken.gap, taken.job, taken.state, log);
+    await tell(where).catch((err: unknown) => log.warn({ err }, 'insight_draft.answer_failed'));
   }
 
   /** The gap's claim (gap-book.ts): one job per gap while it runs or once it opened a PR. */
