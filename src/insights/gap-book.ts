@@ -123,7 +123,7 @@ export function createGapBook(deps: GapBookDeps) {
       drafted: shown.slice(0, DRAFTED_SHOWN),
       dismissed: sorted.dismissed,
       more: {
-        content: content.length - listedContent.length,
+        content: content.length - listedContent.length + (report.gapsDropped ?? 0),
         pages: pages.length - listedPages.length,
       },
     };

@@ -22,6 +22,8 @@ export interface InsightsReport {
    * or a disliked page alone; ranked, the first `GAPS_KEPT`.
    */
   gaps: GapItem[];
+  /** Items past the first `GAPS_KEPT`, not kept (each met by as few readers as the last kept). */
+  gapsDropped?: number;
   topSearches: SearchRow[];
   counts: PeriodCounts;
   /** `/feedback/by-page` answered only its first 100 pages (it has no pagination). */

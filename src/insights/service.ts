@@ -111,6 +111,7 @@ export function createInsightsService(deps: InsightsServiceDeps) {
       },
       disliked,
       gaps: gaps.slice(0, GAPS_KEPT),
+      gapsDropped: Math.max(0, gaps.length - GAPS_KEPT),
       topSearches: topSearches(current.searches, options.topN),
       counts: current.counts,
       feedbackPagesCut: current.byPageCut,

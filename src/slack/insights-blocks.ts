@@ -110,7 +110,7 @@ export function plainListing(report: InsightsReport, listed = 5): GapListing {
     drafted: [],
     dismissed: 0,
     more: {
-      content: Math.max(0, content.length - listed),
+      content: Math.max(0, content.length - listed) + (report.gapsDropped ?? 0),
       pages: Math.max(0, pages.length - listed),
     },
   };
