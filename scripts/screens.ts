@@ -7,7 +7,9 @@
  *   node scripts/screens.ts before agent     # one surface only
  *
  * Surfaces: agent (an /agent job that opens a PR), unwatch (Cancel watching), visitors,
- * digest (the weekly digest, caught up at start), home (the App Home after the above).
+ * digest (the weekly digest, caught up at start), insights (`/insights`, a gap drafted into
+ * a job that opens a PR, `/insights` again, a gap's evidence), home (the App Home after the
+ * above).
  * Needs Chromium at /usr/bin/chromium (shot.sh). The JSON and HTML stay in slack-view-out/.
  */
 import { execFileSync } from 'node:child_process';
@@ -16,6 +18,7 @@ import { join } from 'node:path';
 import { DIGEST, missedAnHourAgo } from '../test/helpers/digest.ts';
 import { CHANNEL, Harness, USER } from '../test/helpers/harness.ts';
 import { eventually } from '../test/helpers/net.ts';
+import { listedGaps } from '../test/helpers/reports.ts';
 import { eventCallback } from '../test/helpers/slack-requests.ts';
 
 const VIEW = '../shared/tools/slack-view';
@@ -82,6 +85,32 @@ const scenarios: Record<string, Scenario> = {
     return { h, channel: DIGEST };
   },
 
+  async insights() {
+    const h = await started(
+      await Harness.create({ env: { DOCS_BASE_URL: 'https://docs.acme.com' } }),
+    );
+    const report = await insightsRun(h, 1);
+    const msg = h.slack.history(CHANNEL).find((m) => m.ts === report);
+    await h.choose(report, `draft:${listedGaps(msg)[0]!.id}`);
+    const { view } = await eventually(() => h.slack.views[0], 'views.open');
+    await h.submitView(view, { draft: { prompt: 'Add a page on rotating API keys' } });
+    const job = await eventually(() => h.api.createdJobs()[0], 'the job');
+    h.api.complete(job.id, 'https://github.com/acme/docs/pull/42');
+    await settle(h, 3_000);
+    const later = await insightsRun(h, 2);
+    // The details of a gap, answered to the person alone.
+    const shown = h.slack.history(CHANNEL).find((m) => m.ts === later);
+    const click = await h.choose(later, `evidence:${listedGaps(shown)[0]!.id}`);
+    const answer = await eventually(
+      () => h.slack.responses.find((r) => r.id === click.responseId),
+      'the evidence',
+    );
+    // Where slack-view draws it: as the person saw it, in the channel.
+    Object.assign(answer, { channel: CHANNEL, user: USER });
+    await settle(h);
+    return { h, channel: CHANNEL };
+  },
+
   async home() {
     const h = await started(await Harness.create());
     const done = await h.startJob('Add a quickstart for the Python SDK');
@@ -100,6 +129,14 @@ const scenarios: Record<string, Scenario> = {
     return { h, channel: 'none' }; // the Home panel alone
   },
 };
+
+/** Runs `/insights 14d` and waits for its `n`th report; returns the report's ts. */
+async function insightsRun(h: Harness, n: number): Promise<string> {
+  await h.command('14d', { command: '/insights' });
+  const reports = () =>
+    h.slack.history(CHANNEL).filter((m) => m.metadata?.event_type === 'docs_insights_report');
+  return (await eventually(() => reports()[n - 1], 'insights report', 15_000)).ts;
+}
 
 /** Lets the notifier and the Home finish what they were doing. */
 const settle = (_h: Harness, ms = 1_500) => new Promise((r) => setTimeout(r, ms));

@@ -12,8 +12,10 @@ import {
   buttonsOf,
   eventCallback,
   findButton,
+  findOverflowOption,
   formEncode,
   messageEvent,
+  overflowActions,
   slackEncode,
   viewSubmission,
 } from '../../test/helpers/slack-requests.ts';
@@ -96,26 +98,34 @@ export async function home(ctx: Ctx, body: Json): Promise<Json> {
   return { delivered, calls, answers, home: view ? texts(view) : null };
 }
 
-/** A click on a button of a message the bot posted (its channel found from its ts). */
+/**
+ * A click on a button of a message the bot posted (its channel found from its ts), or with
+ * `option` instead of `action_id`, a pick from a menu (⋯): an insights gap's `draft:<id>`,
+ * `evidence:<id>` or `dismiss:<id>`.
+ */
 export async function click(ctx: Ctx, body: Json): Promise<Json> {
   const ts = messageTs(body, 'ts');
-  const actionId = field(body, 'action_id');
+  const option = optional(body, 'option');
   const user = slackId(body, 'user', DEFAULT_USER);
   const channel = slackId(body, 'channel', channelOf(ctx, ts));
   const msg = ctx.slack.history(channel).find((m) => m.ts === ts);
   if (!msg) throw new HttpError(404, `no message ${ts} in ${channel} (see GET /messages)`);
+  const id = `${channel}-${randomBytes(6).toString('hex')}`;
+  const at = { channel, messageTs: ts, user, triggerId: ctx.slack.issueTriggerId(user) };
+  if (option) {
+    const picked = findOverflowOption(msg, option);
+    if (!picked) throw new HttpError(404, `message ${ts} has no menu option ${option}`);
+    ctx.responseUrls.set(id, { channel, user });
+    return interact(
+      ctx,
+      overflowActions({ ...at, responseUrl: ctx.slack.responseUrl(id), ...picked }),
+    );
+  }
+  const actionId = field(body, 'action_id');
   const found = findButton(msg, actionId);
   if (!found) throw new HttpError(404, `message ${ts} has no button ${actionId}; ${buttons(msg)}`);
-  const id = `${channel}-${randomBytes(6).toString('hex')}`;
   ctx.responseUrls.set(id, { channel, user });
-  const payload = blockActions({
-    channel,
-    messageTs: ts,
-    user,
-    triggerId: ctx.slack.issueTriggerId(user),
-    responseUrl: ctx.slack.responseUrl(id),
-    ...found,
-  });
+  const payload = blockActions({ ...at, responseUrl: ctx.slack.responseUrl(id), ...found });
   return interact(ctx, payload);
 }
 

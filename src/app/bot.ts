@@ -85,7 +85,7 @@ function registerSlackSide(
     ping: () => store.ping(),
     now,
   });
-  const { reports, poster, insights, insightsPoster } = reporting;
+  const { reports, poster, insights, insightsPoster, gapBook } = reporting;
   registerListeners(slack.app, {
     ...parts,
     doctor,
@@ -96,7 +96,7 @@ function registerSlackSide(
     inflight: core.inflight,
     timeZone: config.digest.timeZone,
     botName: () => slack.identity()?.name,
-    insights: { insights, insightsPoster, agentBudget: budgets.agentFor },
+    insights: { insights, insightsPoster, gapBook, agentBudget: budgets.agentFor },
   });
   slack.beforeAck(recordThreadReplies({ jobs, access, botUserId: () => slack.identity()?.userId }));
 }

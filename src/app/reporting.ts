@@ -4,6 +4,7 @@ import type { ApiClient } from '../api/client.ts';
 import type { Config } from '../config/config.ts';
 import { storeInsightsCache } from '../insights/cache.ts';
 import { DIGEST_RETRY_REQUESTS, insightsPart } from '../insights/digest-part.ts';
+import { createGapBook } from '../insights/gap-book.ts';
 import { createInsightsService } from '../insights/service.ts';
 import type { Logger } from '../log.ts';
 import { startDigest, trafficPart } from '../reports/digest.ts';
@@ -43,6 +44,13 @@ export function createReporting(deps: {
     budget: deps.analytics,
     cache: storeInsightsCache(store, log.child({ component: 'insights' })),
     log,
+  });
+  // The database's clock, as the job threads it compares claims with are stamped.
+  const gapBook = createGapBook({
+    store,
+    defaultProjectId: config.api.projectId,
+    log,
+    now: deps.now,
   });
   const insightsPoster = createSlackInsightsPoster(
     deps.client,
@@ -84,7 +92,10 @@ export function createReporting(deps: {
       notice: (channel, text, threadTs) => poster.postNotice(channel, text, threadTs),
       parts: [
         trafficPart(reports, poster),
-        insightsPart(insights, insightsPoster, log.child({ component: 'digest' }), retries),
+        insightsPart(insights, insightsPoster, log.child({ component: 'digest' }), {
+          retries,
+          gaps: gapBook,
+        }),
       ],
       cron: config.digest.cron,
       timeZone: config.digest.timeZone,
@@ -94,7 +105,7 @@ export function createReporting(deps: {
     return () => digest.stop();
   }
 
-  return { reports, poster, insights, insightsPoster, startWeeklyDigest };
+  return { reports, poster, insights, insightsPoster, gapBook, startWeeklyDigest };
 }
 
 export type Reporting = ReturnType<typeof createReporting>;

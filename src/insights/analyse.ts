@@ -110,13 +110,19 @@ export interface DislikedPage {
 /**
  * Pages with at least `minThumbsDown` thumbs down, most thumbs down first, then the larger
  * share, then path; each with its latest negative comments from the feedback entries read.
+ * Thumbs down the team marked resolved or dismissed (among the entries read) are not
+ * counted, and their comments not shown: handled feedback does not keep coming back.
  */
 export function dislikedPages(
   pages: readonly PageFeedback[],
   entries: readonly FeedbackEntry[],
   o: InsightOptions,
 ): DislikedPage[] {
+  const handled = new Map<string, number>();
+  for (const e of entries)
+    if (e.helpful === false && !isOpen(e)) handled.set(e.path, (handled.get(e.path) ?? 0) + 1);
   return pages
+    .map((p) => ({ ...p, thumbsDown: Math.max(0, p.thumbsDown - (handled.get(p.path) ?? 0)) }))
     .filter((p) => p.thumbsDown >= o.minThumbsDown)
     .map((p) => ({
       path: p.path,
@@ -132,10 +138,17 @@ export function dislikedPages(
     .slice(0, o.topN);
 }
 
+/** Feedback still to be looked at: not marked resolved or dismissed by the team. */
+export const isOpen = (e: Pick<FeedbackEntry, 'status'>) =>
+  e.status !== 'resolved' && e.status !== 'dismissed';
+
 function latestComments(entries: readonly FeedbackEntry[], path: string, n: number) {
   const distinct = new Map<string, DislikedPage['comments'][number]>();
   const newestFirst = entries
-    .filter((e) => e.path === path && e.helpful === false && e.comment && e.comment.trim() !== '')
+    .filter(
+      (e) =>
+        e.path === path && e.helpful === false && isOpen(e) && e.comment && e.comment.trim() !== '',
+    )
     .sort((a, b) => (b.createdAt ?? '').localeCompare(a.createdAt ?? ''));
   for (const e of newestFirst) {
     const text = (e.comment ?? '').trim();

@@ -16,9 +16,10 @@ export interface InsightsCache {
 /**
  * Bump when InsightsReport changes shape or meaning: bodies written under another version are
  * ignored. 2: reader text masked (src/redact-pii.ts), `ctr` read in either unit, typing
- * prefixes folded; a version-1 body may hold a reader's address or key verbatim.
+ * prefixes folded; a version-1 body may hold a reader's address or key verbatim. 3: one item
+ * per need (`gaps`), handled feedback left out.
  */
-export const CACHE_VERSION = 2;
+export const CACHE_VERSION = 3;
 
 /** What is checked of a stored body before it is trusted as a report of this version. */
 const Envelope = z.object({
@@ -30,6 +31,7 @@ const Envelope = z.object({
     questionGaps: z.array(z.unknown()),
     searchGaps: z.array(z.unknown()),
     disliked: z.array(z.unknown()),
+    gaps: z.array(z.unknown()),
     topSearches: z.array(z.unknown()),
     closed: z.literal(true),
   }),

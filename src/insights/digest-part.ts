@@ -5,6 +5,7 @@ import type { DigestPart } from '../reports/digest.ts';
 import { DigestGiveUp } from '../reports/digest-retry.ts';
 import { describeReportFailure } from '../reports/failures.ts';
 import type { DateRange } from '../reports/range.ts';
+import type { GapBook } from './gap-book.ts';
 import { CORE } from './plan.ts';
 import type { InsightsPoster } from './ports.ts';
 import type { InsightsReport, InsightsService } from './service.ts';
@@ -39,12 +40,15 @@ export type RetryAllowance = Pick<Budget, 'take' | 'remaining'> & { limit: numbe
  * it before each request, and asks each page once (the digest's backoff is its retry). With
  * fewer left than the 3 core requests, the section gives up for the day (DigestGiveUp): the
  * digest says so once, where the section would have been.
+ *
+ * The gaps are shown as the team left them (`gaps`: drafted ones with their job and "did it
+ * work?", dismissed ones left out), read when the section is posted.
  */
 export function insightsPart(
   insights: Pick<InsightsService, 'build'>,
   poster: InsightsPoster,
   log: Logger,
-  retries?: RetryAllowance,
+  { retries, gaps }: { retries?: RetryAllowance; gaps?: Pick<GapBook, 'resolve'> } = {},
 ): DigestPart {
   async function report(range: DateRange, retry: boolean): Promise<InsightsReport> {
     if (!retry || !retries) return insights.build(range);
@@ -74,11 +78,13 @@ export function insightsPart(
       try {
         const built = await report(range, attempt?.retry === true);
         return async (channelId, threadTs) => {
+          const listing = await gaps?.resolve(built);
           await poster.post(channelId, built, {
             key: key(periodKey),
             title: 'Weekly docs insights',
             section: true,
             threadTs,
+            ...(listing ? { gaps: listing } : {}),
           });
           return undefined;
         };

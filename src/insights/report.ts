@@ -1,6 +1,7 @@
 import type { SearchRow } from '../api/insights-schemas.ts';
 import type { DateRange } from '../reports/range.ts';
 import type { Change, DislikedPage, PeriodCounts, SearchGap } from './analyse.ts';
+import type { GapItem } from './gaps.ts';
 import type { RequestPlan, Source } from './plan.ts';
 import type { Coverage, StopReason } from './read.ts';
 import type { Topic } from './topics.ts';
@@ -16,6 +17,13 @@ export interface InsightsReport {
   /** Gap topics past the top N, not listed: the report says how many. */
   moreGaps: { questions: number; searches: number };
   disliked: DislikedPage[];
+  /**
+   * One item per need (gaps.ts): a question topic with its searches and comments, or a search
+   * or a disliked page alone; ranked, the first `GAPS_KEPT`.
+   */
+  gaps: GapItem[];
+  /** Items past the first `GAPS_KEPT`, not kept (each met by as few readers as the last kept). */
+  gapsDropped?: number;
   topSearches: SearchRow[];
   counts: PeriodCounts;
   /** `/feedback/by-page` answered only its first 100 pages (it has no pagination). */

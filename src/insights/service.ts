@@ -13,6 +13,7 @@ import {
   topSearches,
 } from './analyse.ts';
 import type { InsightsCache } from './cache.ts';
+import { joinGapSteps } from './gaps.ts';
 import { DEFAULT_INSIGHTS_MAX_REQUESTS, planRequests, type RequestPlan } from './plan.ts';
 import { PlannedReader } from './read.ts';
 import type { InsightsReport } from './report.ts';
@@ -26,6 +27,11 @@ const OPEN_CACHE_MS = 10 * 60_000;
 /** A settled period is kept a little over a week: next week's report reads it as "previous". */
 const CLOSED_CACHE_MS = 8 * 86_400_000;
 const MAX_CACHED = 64;
+/**
+ * Joined gaps a report keeps (of any number): the listing shows the top few open ones, and
+ * a drafted gap is looked up among all of them for "did it work?".
+ */
+export const GAPS_KEPT = 200;
 
 export interface InsightsServiceDeps {
   api: InsightsApi;
@@ -194,6 +200,17 @@ async function analysed(
   const searched = await inTurns(
     searchGapSteps(current.searches, { ...options, topN: Number.POSITIVE_INFINITY }),
   );
+  // One item per need: questions, no-click searches and comments joined (gaps.ts).
+  const gaps = await inTurns(
+    joinGapSteps({
+      questions: asked,
+      searches: searched,
+      rows: current.searches,
+      unanswered: current.conversations.filter((c) => c.resolutionStatus === 'unanswered'),
+      disliked: dislikedPages(current.byPage, current.feedback, { ...options, topN: GAPS_KEPT }),
+      feedback: current.feedback,
+    }),
+  );
   return {
     ...rest,
     questionGaps: asked.slice(0, options.topN),
@@ -203,6 +220,8 @@ async function analysed(
       searches: Math.max(0, searched.length - options.topN),
     },
     disliked: dislikedPages(current.byPage, current.feedback, options),
+    gaps: gaps.slice(0, GAPS_KEPT),
+    gapsDropped: Math.max(0, gaps.length - GAPS_KEPT),
     topSearches: topSearches(current.searches, options.topN),
     counts: current.counts,
     feedbackPagesCut: current.byPageCut,

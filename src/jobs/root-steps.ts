@@ -26,6 +26,8 @@ export interface StartRequest {
   conversation?: ConversationKind;
   /** The message it was asked from (an insight's Draft it): the root links back to it. */
   origin?: JobOrigin;
+  /** The insight gap it is drafted from: the thread is recorded as that gap's job. */
+  gapId?: number;
   /**
    * The acked `/agent` this start is for (src/jobs/pending-commands.ts): its record goes
    * with the thread's, or when the start ends without a thread (`commandEnded`).
@@ -76,6 +78,7 @@ export function rootSteps(deps: {
           ...(inThread ? { threadTs: inThread, rootTs: pending } : { threadTs: pending }),
           ...(req.context ? { contextMessages: req.context.messages } : {}),
           ...(req.origin ? { origin: req.origin } : {}),
+          ...(req.gapId === undefined ? {} : { gapId: req.gapId }),
           ...(req.command ? { command: req.command } : {}),
         },
         now(),

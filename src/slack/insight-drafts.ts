@@ -1,12 +1,15 @@
-import type { Button, ModalView } from '@slack/types';
+import type { ModalView } from '@slack/types';
 import { z } from 'zod';
-import { escapeAndTruncate, truncate } from '../mrkdwn.ts';
+import type { DraftState } from '../insights/gap-book.ts';
+import { escapeAndTruncate, link, truncate } from '../mrkdwn.ts';
+import { prName } from './blocks.ts';
 import { readJson } from './json-value.ts';
 
 /**
- * "Draft it" on an insight: the evidence travels in the button's value (no report kept in
- * memory, so a click works on any replica and after a restart), and becomes the prompt the
- * modal prefills. Pure.
+ * "Draft it" on a content gap: the form, its metadata, and what the person is told. A gap's
+ * click carries its id alone (gap-blocks.ts); the evidence is read from the gap's row. A
+ * button of a report posted before gaps were kept carries its evidence in its value (a
+ * seed): it still opens a form, written from the seed. Pure.
  */
 
 export const DRAFT_ACTION = 'insight_draft';
@@ -24,44 +27,15 @@ export const DraftSeed = z.object({
 });
 export type DraftSeed = z.infer<typeof DraftSeed>;
 
-/**
- * The seed as JSON within Slack's 2,000 characters: comments are dropped from the last and
- * the example cut until it fits (JSON escaping can lengthen text, so it is measured).
- */
-export function encodeSeed(seed: DraftSeed): string {
-  const s: DraftSeed = { ...seed, comments: seed.comments?.map((c) => truncate(c, 300)) };
-  let json = JSON.stringify(s);
-  while (json.length > BUTTON_VALUE_MAX && (s.comments?.length ?? 0) > 0) {
-    s.comments = s.comments?.slice(0, -1);
-    json = JSON.stringify(s);
-  }
-  let max = 600;
-  while (json.length > BUTTON_VALUE_MAX && max > 10) {
-    s.example = truncate(seed.example, max);
-    max = Math.floor(max / 2);
-    json = JSON.stringify(s);
-  }
-  return json;
-}
-
 export function decodeSeed(value: string): DraftSeed | undefined {
   return readJson(DraftSeed, value);
-}
-
-export function draftButton(seed: DraftSeed): Button {
-  return {
-    type: 'button',
-    action_id: `${DRAFT_ACTION}_${seed.kind}_${seed.index}`,
-    text: { type: 'plain_text', text: 'Draft it' },
-    value: encodeSeed(seed),
-  };
 }
 
 const times = (v: number) => (v === 1 ? 'once' : `${v.toLocaleString('en-US')} times`);
 const oneLine = (s: string) => s.replace(/\s+/g, ' ').trim();
 
-/** The prompt the modal prefills, written from the evidence; the person edits it. */
-export function draftPrompt(seed: DraftSeed): string {
+/** The prompt of an older report's button, written from the evidence its value carries. */
+export function seedPrompt(seed: DraftSeed): string {
   const example = oneLine(seed.example);
   if (seed.kind === 'question') {
     return `Readers asked ${times(seed.count)} about this and the docs assistant could not answer; example question: "${example}". Add a page or a section that answers it, and link it from where readers would look.`;
@@ -90,7 +64,9 @@ export const DraftMetadata = z.object({
   kind: DraftSeed.shape.kind,
   /** The insights message clicked: the job's root links back to it. */
   messageTs: z.string().min(1).optional(),
-  /** The button clicked on it: with the message, names the insight (one job each). */
+  /** The gap drafted (its row holds the state: one job per gap). */
+  gapId: z.number().int().positive().optional(),
+  /** An older report's button (no gap): with the message, names the insight (one job each). */
   actionId: z.string().min(1).optional(),
 });
 export type DraftMetadata = z.infer<typeof DraftMetadata>;
@@ -106,6 +82,13 @@ export interface DraftBudget {
 export const ORIGIN_LABEL: Record<DraftSeed['kind'], string> = {
   question: 'an unanswered question in the insights report',
   search: 'a search readers did not follow, in the insights report',
+  page: 'a page readers disliked, in the insights report',
+};
+
+/** What the job's root calls the gap it was drafted from. */
+export const GAP_ORIGIN_LABEL: Record<DraftSeed['kind'], string> = {
+  question: 'a content gap in the insights report',
+  search: 'a content gap in the insights report',
   page: 'a page readers disliked, in the insights report',
 };
 
@@ -126,8 +109,20 @@ export function budgetSpentError(b: DraftBudget): string {
   return `The agent budget of project ${b.projectId} is used up (${b.limit} jobs and messages an hour).${next} submit again then, your text is kept.`;
 }
 
-/** The "Draft it" form: the prompt written from the evidence, editable, and the budget. */
-export function draftModal(seed: DraftSeed, meta: DraftMetadata, budget: DraftBudget): ModalView {
+/**
+ * The "Draft it" form: the prompt written from the evidence, editable, what the evidence is
+ * from (`note`, mrkdwn), and the budget.
+ */
+export function draftModal(
+  prompt: string,
+  meta: DraftMetadata,
+  budget: DraftBudget,
+  note?: string,
+): ModalView {
+  const context = (text: string) => ({
+    type: 'context' as const,
+    elements: [{ type: 'mrkdwn' as const, text: truncate(text, 3_000) }],
+  });
   return {
     type: 'modal',
     callback_id: DRAFT_VIEW,
@@ -145,10 +140,33 @@ export function draftModal(seed: DraftSeed, meta: DraftMetadata, budget: DraftBu
           action_id: DRAFT_INPUT.action,
           multiline: true,
           max_length: INPUT_MAX,
-          initial_value: truncate(draftPrompt(seed), INPUT_MAX),
+          initial_value: truncate(prompt, INPUT_MAX),
         },
       },
-      { type: 'context', elements: [{ type: 'mrkdwn', text: budgetLine(budget) }] },
+      ...(note ? [context(note)] : []),
+      context(budgetLine(budget)),
     ],
   };
 }
+
+/** Where a drafted gap's job is, for its drafter's colleague who clicked Draft it (mrkdwn). */
+export function draftedWhere(o: {
+  state: DraftState;
+  by: string | null;
+  at: number | null;
+  threadLink: string | undefined;
+  prLink: string | null | undefined;
+}): string {
+  const who = o.by ? `<@${o.by}>` : 'Someone';
+  const when = o.at === null ? '' : ` on ${new Date(o.at).toISOString().slice(0, 10)}`;
+  const thread = o.threadLink ? link(o.threadLink, 'its thread') : 'its thread in the channel';
+  if (o.state === 'starting')
+    return `${who} started a job for this gap a moment ago; its thread appears where they clicked. Nothing new was started.`;
+  if (o.state === 'done' && o.prLink)
+    return `${who} drafted this gap${when}, and its job opened ${link(o.prLink, `pull request ${prName(o.prLink)}`)}: see ${thread}. Nothing new was started; reply there for more changes.`;
+  return `${who} drafted this gap${when} and its job is still running: see ${thread}. Nothing new was started; reply there to add to it.`;
+}
+
+/** The same in a form's error (plain text, no links): the link goes to the person apart. */
+export const DRAFTED_ERROR =
+  'This gap was drafted already, and its job is running or opened a pull request: I sent you a link to its thread. Close this form.';

@@ -1,8 +1,10 @@
 import type { KnownBlock } from '@slack/types';
 import type { WebClient } from '@slack/web-api';
+import type { GapListing } from '../insights/gap-book.ts';
 import type { InsightsPoster } from '../insights/ports.ts';
 import type { InsightsReport } from '../insights/service.ts';
 import type { Logger } from '../log.ts';
+import { toChatError } from './chat.ts';
 import { type HistoryMessage, historyHas, markedWith, threadHas } from './history.ts';
 import { type InsightsView, insightsMessage } from './insights-blocks.ts';
 import { postMarked } from './marked-message.ts';
@@ -39,10 +41,13 @@ export function createSlackInsightsPoster(
 
   return {
     async post(channelId, report: InsightsReport, opts = {}) {
-      const message = insightsMessage(report, view, {
-        ...(opts.title ? { title: opts.title } : {}),
-        topSearches: !opts.section,
-      });
+      const shape = { ...(opts.title ? { title: opts.title } : {}), topSearches: !opts.section };
+      const message = opts.gaps
+        ? insightsMessage(report, view, shape, {
+            listing: opts.gaps,
+            threadLinks: await threadLinks(client, opts.gaps, log),
+          })
+        : insightsMessage(report, view, shape);
       const payload = { from: report.range.from, ...(opts.key ? { key: opts.key } : {}) };
       await send(channelId, message.text, message.blocks, payload, opts.threadTs);
     },
@@ -59,4 +64,30 @@ export function createSlackInsightsPoster(
       return historyHas(client, channelId, sinceMs, wanted);
     },
   };
+}
+
+/**
+ * Links to the job threads of the drafted gaps a report shows (one `chat.getPermalink` each,
+ * at most five); a job whose link Slack does not give is shown without one.
+ */
+async function threadLinks(
+  client: WebClient,
+  listing: GapListing,
+  log: Logger,
+): Promise<Map<number, string>> {
+  const links = new Map<number, string>();
+  for (const d of listing.drafted) {
+    const job = d.job;
+    if (!job || job.rootTs.startsWith('pending:')) continue;
+    try {
+      const res = await client.chat.getPermalink({
+        channel: job.channelId,
+        message_ts: job.rootTs,
+      });
+      if (res.permalink) links.set(job.id, res.permalink);
+    } catch (err) {
+      log.warn({ err: toChatError(err), threadId: job.id }, 'insights.no_thread_link');
+    }
+  }
+  return links;
 }

@@ -291,5 +291,40 @@ export function migrations(kind: Engine['kind']): Record<string, Step> {
           .execute();
       },
     },
+    '0015_insight_gaps': {
+      async up(db: Kysely<unknown>) {
+        // A content gap of the insights reports, one row per need and project, kept across
+        // reports and weeks (src/insights/gap-book.ts): the word sets it was listed under,
+        // its latest evidence, and its state (open, drafted by a person, dismissed by one).
+        await withId(db.schema.createTable('insight_gaps'))
+          .addColumn('project_id', 'text', (c) => c.notNull())
+          .addColumn('gap_key', 'text', (c) => c.notNull())
+          .addColumn('kind', 'text', (c) => c.notNull())
+          .addColumn('signatures', 'text', (c) => c.notNull())
+          .addColumn('title', 'text', (c) => c.notNull())
+          .addColumn('evidence', 'text')
+          .addColumn('evidence_to', 'text')
+          .addColumn('state', 'text', (c) => c.notNull())
+          .addColumn('claim_token', 'text')
+          .addColumn('claimed_by', 'text')
+          .addColumn('claimed_at', 'bigint')
+          .addColumn('before', 'text')
+          .addColumn('pr_at', 'bigint')
+          .addColumn('dismissed_by', 'text')
+          .addColumn('dismissed_at', 'bigint')
+          .addColumn('created_at', 'bigint', (c) => c.notNull())
+          .addColumn('last_seen_at', 'bigint', (c) => c.notNull())
+          .addUniqueConstraint('insight_gaps_key', ['project_id', 'gap_key'])
+          .execute();
+        await db.schema
+          .createIndex('insight_gaps_seen')
+          .on('insight_gaps')
+          .columns(['project_id', 'last_seen_at'])
+          .execute();
+        // The gap a job was drafted from (its "Draft it"): the gap's job is its latest thread.
+        await db.schema.alterTable('job_threads').addColumn('gap_id', 'integer').execute();
+        await db.schema.createIndex('job_threads_gap').on('job_threads').column('gap_id').execute();
+      },
+    },
   };
 }

@@ -126,6 +126,15 @@ async function recordOne(
     }))
     .where('id', '=', p.threadId)
     .execute();
+  // A job drafted from an insight gap opened its pull request: the gap's "did it work?"
+  // counts from here.
+  if (current.gap_id !== null && current.pr_link === null && p.snapshot?.prLink)
+    await tx
+      .updateTable('insight_gaps')
+      .set({ pr_at: p.now })
+      .where('id', '=', num(current.gap_id))
+      .where('pr_at', 'is', null)
+      .execute();
   for (const a of p.announcements) await enqueue(tx, p.threadId, a, p.now);
   return true;
 }

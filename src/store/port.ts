@@ -6,10 +6,15 @@ import type {
   DigestClaim,
   FollowUp,
   FollowUpState,
+  GapExpected,
+  GapSeen,
+  GapSummary,
+  InsightGap,
   JobSnapshot,
   JobThread,
   Lease,
   NewFollowUp,
+  NewGap,
   NewPendingCommand,
   NewThread,
   OutboxFilter,
@@ -241,6 +246,42 @@ export interface Store extends BudgetStore {
   stopWatching(threadId: number, userId: string, now: number): Promise<JobThread | undefined>;
   /** The root message now carries this status reaction. */
   markReactionShown(threadId: number, name: string | null): Promise<void>;
+
+  /** A project's content gaps, most recently listed first, without their evidence. */
+  gapsOf(projectId: string, limit: number): Promise<GapSummary[]>;
+  /**
+   * Records gaps listed for the first time, 'open' (a key the project has already keeps its
+   * row: two reports at once make one), and answers each as stored, in the order given.
+   * Forgets open gaps no report listed for 180 days.
+   */
+  addGaps(gaps: NewGap[], now: number): Promise<InsightGap[]>;
+  /**
+   * Known gaps listed again: their word sets and when; their evidence and title too unless
+   * the evidence kept is of a later period.
+   */
+  sawGaps(seen: GapSeen[], now: number): Promise<void>;
+  /** A gap and its job (its latest thread), if any. */
+  gapWithThread(
+    id: number,
+  ): Promise<{ gap: InsightGap; thread: JobThread | undefined } | undefined>;
+  /** The job (latest thread) of each of these gaps that has one. */
+  gapThreads(ids: readonly number[]): Promise<Map<number, JobThread>>;
+  /**
+   * Marks a gap drafted by `userId` with the form `token`, if it is still as `expected` (one
+   * statement: of two claims at once, one wins); `before` is opaque JSON. False otherwise.
+   */
+  claimGap(
+    id: number,
+    expected: GapExpected,
+    claim: { token: string; userId: string; before: string; now: number },
+  ): Promise<boolean>;
+  /**
+   * A claim whose start never ran (no room to start it): the gap is open again, if the claim
+   * `token` still holds it.
+   */
+  releaseGap(id: number, token: string): Promise<boolean>;
+  /** Marks a gap dismissed by `userId`, if it is still as `expected`; false otherwise. */
+  dismissGap(id: number, expected: GapExpected, userId: string, now: number): Promise<boolean>;
 
   /** A cheap round trip to the database (readiness). */
   ping(): Promise<void>;

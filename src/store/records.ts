@@ -66,6 +66,8 @@ export interface JobThread {
   contextMessages: number | null;
   /** The message the job was asked from, when not typed (an insight); null for most. */
   origin?: JobOrigin | null;
+  /** The insight gap it was drafted from (absent for most jobs). */
+  gapId?: number;
 }
 
 /** A link to the message a job was asked from, and what it was ("an unanswered question"). */
@@ -195,6 +197,8 @@ export interface NewThread {
   contextMessages?: number;
   projectId?: string | null;
   origin?: JobOrigin;
+  /** The insight gap it is drafted from: the gap's job is its latest thread. */
+  gapId?: number;
   /**
    * The acked command this thread starts (src/jobs/pending-commands.ts): its record is
    * deleted in the transaction that inserts the thread, so that a crash leaves exactly one
@@ -274,4 +278,60 @@ export interface ReportHeadline {
   /** Whether page scanning stopped early (the figures above are complete either way). */
   partial: boolean;
   generatedAt: number;
+}
+
+/**
+ * A content gap's state: 'open' (listed with its actions), 'drafted' (a person started a job
+ * from it: its latest thread, `gap_id`), 'dismissed' (a person said it needs nothing).
+ */
+export type GapState = 'open' | 'drafted' | 'dismissed';
+
+/** A content gap as first listed (src/insights/gap-book.ts). */
+export interface NewGap {
+  projectId: string;
+  /** Its identity within the project at creation (a word set, or `page:<path>`): unique. */
+  key: string;
+  kind: string;
+  /** The word sets it is known by; later listings may add more. */
+  signatures: string[];
+  title: string;
+  /** Opaque JSON, and the end of the period it is from (YYYY-MM-DD). */
+  evidence: string;
+  evidenceTo: string;
+}
+
+/** A content gap and its state; opaque JSON fields are read by the insights side. */
+export interface InsightGap extends NewGap {
+  id: number;
+  state: GapState;
+  /** Who drafted it, when, and the form that did (a resubmitted form is recognised). */
+  claimToken: string | null;
+  claimedBy: string | null;
+  claimedAt: number | null;
+  /** Opaque JSON: its counts when it was drafted, for "did it work?". */
+  before: string | null;
+  /** When its job's pull request was first seen. */
+  prAt: number | null;
+  dismissedBy: string | null;
+  dismissedAt: number | null;
+  createdAt: number;
+  lastSeenAt: number;
+}
+
+/** A gap without its evidence: what a report matches and lists gaps by. */
+export type GapSummary = Omit<InsightGap, 'evidence'>;
+
+/** What a listing learned of a known gap: when seen, under which words, its latest evidence. */
+export interface GapSeen {
+  id: number;
+  signatures: string[];
+  title: string;
+  evidence: string;
+  evidenceTo: string;
+}
+
+/** The state a claim or dismissal expects the gap in (compare-and-set). */
+export interface GapExpected {
+  state: GapState;
+  claimToken: string | null;
 }

@@ -2,6 +2,7 @@ import type { Generated, Selectable } from 'kysely';
 import type {
   AnnouncementKind,
   FollowUpState,
+  GapState,
   JobSnapshot,
   JobThread,
   StartRetry,
@@ -52,6 +53,8 @@ export interface Database {
     origin_url: string | null;
     origin_label: string | null;
     command_url: Generated<string | null>;
+    /** The insight gap the job was drafted from (migration 0015). */
+    gap_id: Generated<number | null>;
   };
   outbox: {
     id: Generated<number>;
@@ -110,6 +113,30 @@ export interface Database {
   report_headlines: { key: string; body: string; updated_at: number };
   /** Reports of settled periods (src/insights/cache.ts): JSON the store does not read. */
   report_cache: { key: string; body: string; expires_at: number };
+  /** Content gaps of the insights reports and their state (src/store/gaps.ts). */
+  insight_gaps: {
+    id: Generated<number>;
+    project_id: string;
+    gap_key: string;
+    kind: string;
+    /** JSON: the word sets the gap was listed under. */
+    signatures: string;
+    title: string;
+    /** JSON the store does not read: the latest evidence (src/insights/evidence.ts). */
+    evidence: string | null;
+    evidence_to: string | null;
+    state: GapState;
+    claim_token: string | null;
+    claimed_by: string | null;
+    claimed_at: number | null;
+    /** JSON the store does not read: the counts before the gap was drafted. */
+    before: string | null;
+    pr_at: number | null;
+    dismissed_by: string | null;
+    dismissed_at: number | null;
+    created_at: number;
+    last_seen_at: number;
+  };
   digest_runs: {
     channel_id: string;
     period_key: string;
@@ -162,6 +189,7 @@ export function toThread(r: ThreadRow): JobThread {
     rootReaction: r.root_reaction ?? null,
     contextMessages: numOrNull(r.context_messages),
     origin: r.origin_url ? { url: r.origin_url, label: r.origin_label ?? 'link' } : null,
+    ...(r.gap_id == null ? {} : { gapId: num(r.gap_id) }),
   };
 }
 

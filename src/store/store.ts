@@ -3,6 +3,7 @@ import { buttonQueries } from './buttons.ts';
 import { coordinationQueries } from './coordination.ts';
 import type { Engine } from './engine.ts';
 import { followUpQueries } from './follow-ups.ts';
+import { gapQueries } from './gaps.ts';
 import { homeQueries } from './home.ts';
 import { pendingCommandQueries } from './pending-commands.ts';
 import { pollQueries } from './polls.ts';
@@ -24,6 +25,7 @@ export function createStore(engine: Engine): Store {
     ...homeQueries(engine),
     ...reportCacheQueries(engine),
     ...pendingCommandQueries(engine),
+    ...gapQueries(engine),
     ping: () => engine.ping(),
     databaseTime: () => engine.databaseTime(),
     close: () => engine.close(),

@@ -207,6 +207,7 @@ async function insertThread(db: Kysely<Database>, t: NewThread, now: number) {
       origin_url: t.origin?.url ?? null,
       origin_label: t.origin?.label ?? null,
       command_url: t.command?.responseUrl ?? null,
+      ...(t.gapId === undefined ? {} : { gap_id: t.gapId }),
       job_id: null,
       status: 'starting',
       model: null,

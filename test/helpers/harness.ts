@@ -18,8 +18,10 @@ import {
   blockActions,
   eventCallback,
   findButton,
+  findOverflowOption,
   formEncode,
   messageEvent,
+  overflowActions,
   postSigned,
   slackEncode,
   slashCommand,
@@ -377,6 +379,32 @@ export class Harness {
       messageTs,
       user,
       triggerId: this.slack.issueTriggerId(user, o.triggerIssuedAt),
+      responseUrl: this.slack.responseUrl(responseId),
+      ...found,
+    });
+    return { ...(await this.interact(payload, o.url)), responseId };
+  }
+
+  /**
+   * Someone picks the option `value` of an overflow menu (⋯) on a message the bot posted;
+   * throws when the message shows no such option. Returns what `click` returns.
+   */
+  async choose(
+    messageTs: string,
+    value: string,
+    o: { user?: string; channel?: string; url?: string } = {},
+  ) {
+    const channel = o.channel ?? CHANNEL;
+    const user = o.user ?? USER;
+    const msg = this.slack.history(channel).find((m) => m.ts === messageTs);
+    const found = findOverflowOption(msg, value);
+    if (!found) throw new Error(`no menu option ${value} on message ${messageTs}`);
+    const responseId = `choose-${Math.random().toString(36).slice(2)}`;
+    const payload = overflowActions({
+      channel,
+      messageTs,
+      user,
+      triggerId: this.slack.issueTriggerId(user),
       responseUrl: this.slack.responseUrl(responseId),
       ...found,
     });

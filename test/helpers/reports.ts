@@ -28,3 +28,22 @@ export const threadOf = (slack: FakeSlack, channel: string, ts: string) =>
 export const isDetails = (m: StoredMessage) => m.metadata?.event_type === 'docs_traffic_details';
 /** A reply carrying the report's CSV. */
 export const isCsv = (m: StoredMessage) => fileNames(m).some((n) => n.endsWith('.csv'));
+
+/** The gaps an insights report lists with a menu: each one's id and text, in order. */
+export function listedGaps(m: StoredMessage | undefined): { id: number; text: string }[] {
+  type B = { block_id?: string; text?: { text?: string }; accessory?: { type?: string } };
+  return (m?.blocks ?? []).flatMap((raw) => {
+    const b = raw as B;
+    const id = /^gap_(\d+)$/.exec(b.block_id ?? '')?.[1];
+    return id && b.accessory?.type === 'overflow'
+      ? [{ id: Number(id), text: b.text?.text ?? '' }]
+      : [];
+  });
+}
+
+/** The id of the listed gap whose text matches. */
+export function gapId(m: StoredMessage | undefined, match: (text: string) => boolean): number {
+  const found = listedGaps(m).find((g) => match(g.text));
+  if (!found) throw new Error(`no listed gap matches in ${JSON.stringify(listedGaps(m))}`);
+  return found.id;
+}

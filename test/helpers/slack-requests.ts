@@ -254,6 +254,45 @@ export function blockActions(c: ClickedButton): Record<string, unknown> {
   };
 }
 
+/**
+ * The overflow menu (⋯) holding the option `value` in a message's sections, with its block
+ * id; undefined when the message shows no such option.
+ */
+export function findOverflowOption(
+  message: { blocks?: unknown[] } | undefined,
+  value: string,
+): { menu: Record<string, unknown>; option: Record<string, unknown>; blockId: string } | undefined {
+  type B = { type?: string; block_id?: string; accessory?: Record<string, unknown> };
+  for (const raw of message?.blocks ?? []) {
+    const b = raw as B;
+    if (b.type !== 'section' || b.accessory?.type !== 'overflow') continue;
+    const options = (b.accessory.options ?? []) as Record<string, unknown>[];
+    const option = options.find((o) => o.value === value);
+    if (option) return { menu: b.accessory, option, blockId: b.block_id ?? '' };
+  }
+  return undefined;
+}
+
+/** A `block_actions` payload as Slack sends it when someone picks an option of an overflow. */
+export function overflowActions(
+  c: Omit<ClickedButton, 'button'> & {
+    menu: Record<string, unknown>;
+    option: Record<string, unknown>;
+  },
+): Record<string, unknown> {
+  const payload = blockActions({ ...c, button: {} });
+  payload.actions = [
+    {
+      type: 'overflow',
+      action_id: c.menu.action_id,
+      block_id: c.blockId,
+      selected_option: c.option,
+      action_ts: `${(Date.now() / 1000).toFixed(6)}`,
+    },
+  ];
+  return payload;
+}
+
 /** A `view_submission` payload for a modal Slack opened, with its inputs' values. */
 export function viewSubmission(
   view: Record<string, unknown>,

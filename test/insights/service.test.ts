@@ -99,6 +99,11 @@ describe('insights report', () => {
     expect(report.disliked[0]?.path).toBe('/guides/authentication');
     expect(report.disliked[0]?.comments.length).toBeGreaterThan(0);
     expect(report.topSearches[0]?.searchQuery).toBe('quickstart');
+    // One item per need: the rotate-key questions with their searches and comments.
+    expect(report.gaps[0]).toMatchObject({ kind: 'question', asked: 7 });
+    expect(report.gaps[0]?.searches.map((s) => s.text)).toContain('rotate api key');
+    expect(report.gaps[0]?.comments.map((c) => c.text)).toContain('Nothing about rotating keys');
+    expect(report.gapsDropped).toBe(0);
 
     expect(report.counts.searches).toBe(api.insights.searches({ from, to }).totalSearches);
     expect(report.counts.questions).toBe(truth.length);

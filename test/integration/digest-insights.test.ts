@@ -13,7 +13,7 @@ import {
 } from '../helpers/digest.ts';
 import type { Harness } from '../helpers/harness.ts';
 import { eventually, sleep } from '../helpers/net.ts';
-import { isCsv, isDetails } from '../helpers/reports.ts';
+import { isCsv, isDetails, listedGaps } from '../helpers/reports.ts';
 
 /** The weekly digest's insights section: its own part of the once-per-period guarantee. */
 
@@ -145,9 +145,10 @@ describe('weekly digest: insights section', () => {
       'the section',
       10_000,
     );
-    await h.click(section!.ts, 'insight_draft_question_0', { channel: DIGEST });
+    const [gap] = listedGaps(section);
+    await h.choose(section!.ts, `draft:${gap!.id}`, { channel: DIGEST });
     const { view } = await eventually(() => h.slack.views[0], 'views.open');
-    expect(JSON.stringify(view.blocks)).toContain('Readers asked 7 times about this');
+    expect(JSON.stringify(view.blocks)).toContain('Asked the docs assistant 7 times');
     const prompt = 'Add a page on rotating API keys';
     await h.submitView(view, { draft: { prompt } });
     await h.submitView(view, { draft: { prompt } }); // Slack sent it twice

@@ -88,8 +88,9 @@ describe('weekly digest', () => {
     const shown = JSON.stringify(section?.blocks);
     expect(shown).toContain('Content gaps');
     expect(shown).toContain('Pages readers disliked');
-    expect(shown).toContain('insight_draft_question_0');
-    expect(shown).toContain('insight_draft_page_0');
+    // Each gap and disliked page with its menu (Draft it, evidence, Dismiss).
+    expect(shown).toContain('"action_id":"insight_gap"');
+    expect(shown).toMatch(/"value":"draft:\d+"/);
     expect(shown).not.toContain('Top searches');
 
     await h.stopBot();

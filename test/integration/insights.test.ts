@@ -2,6 +2,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ROTATE_KEY_QUESTIONS } from '../fakes/analytics-insights-seed.ts';
 import { CHANNEL, Harness, PROJECT, USER } from '../helpers/harness.ts';
 import { eventually, sleep } from '../helpers/net.ts';
+import { gapId, listedGaps } from '../helpers/reports.ts';
 import { slackLimitProblems } from '../helpers/slack-limits.ts';
 
 let h: Harness;
@@ -36,9 +37,13 @@ describe('/insights', () => {
     // What Slack shows (a button's value is data it never renders).
     const blocks = JSON.stringify(report?.blocks, (k, v) => (k === 'value' ? undefined : v));
     expect(blocks).toContain('Content gaps');
-    expect(blocks).toContain('Asked *14 times* and the assistant could not answer');
+    // The rotate-key need is one gap: its questions, its searches and its comments.
+    expect(blocks).toMatch(
+      /:question: “[^”]+”\\n\*14×\* unanswered · \*\d+×\* searched, no clicks · \d+ comments · 13 other wordings/,
+    );
     expect(ROTATE_KEY_QUESTIONS.some((q) => blocks.includes(`“${q}”`))).toBe(true);
     expect(blocks).toContain('“rotate api key”');
+    expect(listedGaps(report).length).toBeGreaterThan(0);
     expect(blocks).toContain('Pages readers disliked');
     expect(blocks).toContain(
       '<https://docs.acme.com/guides/authentication|/guides/authentication>',
@@ -109,19 +114,18 @@ describe('Draft it', () => {
     );
     return report!;
   }
+  const isRotate = (text: string) => ROTATE_KEY_QUESTIONS.some((q) => text.includes(`“${q}”`));
 
   it('opens a form with a prompt from the evidence and the budget, and starts exactly one job with the edited prompt', async () => {
     const report = await posted();
     expect(slackLimitProblems(report)).toEqual([]);
-    const click = await h.click(report.ts, 'insight_draft_question_0');
+    const click = await h.choose(report.ts, `draft:${gapId(report, isRotate)}`);
     expect(click.status).toBe(200);
     const opened = await eventually(() => h.slack.views[0], 'views.open');
     expect(opened.user).toBe(USER);
     const view = opened.view;
     const shown = JSON.stringify(view.blocks);
-    expect(shown).toContain(
-      'Readers asked 14 times about this and the docs assistant could not answer',
-    );
+    expect(shown).toContain('Asked the docs assistant 14 times and got no answer');
     expect(ROTATE_KEY_QUESTIONS.some((q) => shown.includes(q))).toBe(true);
     expect(shown).toContain('100* of 100 uses left this hour for project');
     expect(h.api.requestsTo('create')).toHaveLength(0);
@@ -139,8 +143,8 @@ describe('Draft it', () => {
     const create = await eventually(() => h.api.requestsTo('create')[0], 'the create');
     expect(create.body).toMatchObject({ prompt: edited });
     const root = await eventually(() => jobRoots()[0], 'the root');
-    // The root links back to the insight it was drafted from, for the job's whole life.
-    const backlink = `<https://acme.slack.com/archives/${CHANNEL}/p${report.ts.replace('.', '')}|an unanswered question in the insights report>`;
+    // The root links back to the report it was drafted from, for the job's whole life.
+    const backlink = `<https://acme.slack.com/archives/${CHANNEL}/p${report.ts.replace('.', '')}|a content gap in the insights report>`;
     expect(JSON.stringify(root.blocks)).toContain(`Drafted from ${backlink}`);
     // Slack sent the same submission again: still one job.
     await h.submitView(view, { draft: { prompt: edited } });
@@ -156,10 +160,11 @@ describe('Draft it', () => {
     await h.slack.dump('slack-view-out/insights-draft.json');
   });
 
-  it('starts one job per insight: a second click opens a form that is told, and starts nothing', async () => {
+  it('starts one job per gap: a second form is told, and starts nothing; another gap is its own', async () => {
     const report = await posted();
-    await h.click(report.ts, 'insight_draft_question_0');
-    await h.click(report.ts, 'insight_draft_question_0', { user: 'U0OTHER' });
+    const [rotate, other] = [gapId(report, isRotate), gapId(report, (t) => !isRotate(t))];
+    await h.choose(report.ts, `draft:${rotate}`);
+    await h.choose(report.ts, `draft:${rotate}`, { user: 'U0OTHER' });
     const [first, second] = await eventually(
       () => (h.slack.views.length === 2 ? h.slack.views : undefined),
       'two forms',
@@ -175,11 +180,18 @@ describe('Draft it', () => {
       );
       expect(refused.body).toMatchObject({
         response_action: 'errors',
-        errors: { draft: expect.stringContaining('already started from this insight') },
+        errors: { draft: expect.stringContaining('This gap was drafted already') },
       });
     }
-    // Another gap of the same report is its own insight.
-    await h.click(report.ts, 'insight_draft_question_1');
+    // Told where the job is, apart from the form.
+    await eventually(
+      () =>
+        h.slack.ephemerals.find(
+          (e) => e.user === 'U0OTHER' && /drafted this gap|started a job/.test(e.text ?? ''),
+        ),
+      'the link to the job',
+    );
+    await h.choose(report.ts, `draft:${other}`);
     const third = await eventually(() => h.slack.views[2], 'the third form');
     await h.submitView(third.view, { draft: { prompt: 'Document webhook retries' } });
     await eventually(() => h.api.requestsTo('create').length === 2, 'the second create');
@@ -205,11 +217,11 @@ describe('Draft it', () => {
     }
     await store.close();
     const report = await posted();
-    await h.click(report.ts, 'insight_draft_search_0');
+    await h.choose(report.ts, `draft:${gapId(report, isRotate)}`);
     const { view } = await eventually(() => h.slack.views[0], 'views.open');
     const shown = JSON.stringify(view.blocks);
     expect(shown).toContain('none of 100 uses left this hour');
-    expect(shown).toContain('Readers searched the docs for \\"rotate api key\\"');
+    expect(shown).toContain('\\"rotate api key\\" (');
     const refused = await h.submitView(view, { draft: { prompt: 'Cover key rotation' } });
     expect(refused.body).toMatchObject({
       response_action: 'errors',
@@ -226,27 +238,75 @@ describe('Draft it', () => {
     await eventually(() => h.api.requestsTo('create')[0], 'the create');
   });
 
-  it('prefills a disliked page with its thumbs down and latest comments', async () => {
+  it('prefills a disliked page with its thumbs down and comments', async () => {
     const report = await posted();
-    await h.click(report.ts, 'insight_draft_page_0');
+    const page = gapId(report, (t) => t.includes('/guides/authentication|'));
+    await h.choose(report.ts, `draft:${page}`);
     const { view } = await eventually(() => h.slack.views[0], 'views.open');
     const shown = JSON.stringify(view.blocks);
-    expect(shown).toContain('Readers gave the page /guides/authentication');
-    expect(shown).toContain('Their latest comments');
+    expect(shown).toContain('Improve the docs page /guides/authentication');
+    expect(shown).toContain('Their comments with a thumbs down');
+  });
+
+  it('answers a menu whose gap is not kept, opening nothing', async () => {
+    const report = await posted();
+    const msg = h.slack.history(CHANNEL).find((m) => m.ts === report.ts)!;
+    msg.blocks = JSON.parse(JSON.stringify(msg.blocks).replace(/"draft:\d+"/, '"draft:99999"'));
+    const click = await h.choose(report.ts, 'draft:99999');
+    await eventually(() => h.slack.responses.find((r) => r.id === click.responseId), 'the answer');
+    expect(
+      JSON.stringify(h.slack.responses.find((r) => r.id === click.responseId)?.body),
+    ).toContain('out of date');
+    expect(h.slack.views).toHaveLength(0);
+  });
+});
+
+describe('Draft it on a report posted before gaps were kept', () => {
+  /** A report of the build before: each button carries its evidence (a seed). */
+  async function oldReport(value: string): Promise<string> {
+    return h.postAsBot({
+      text: 'Docs insights: Nov 1 – Nov 14, 2026 (UTC): 1 content gaps',
+      metadata: { event_type: 'docs_insights_report', event_payload: { from: '2026-11-01' } },
+      blocks: [
+        {
+          type: 'section',
+          text: { type: 'mrkdwn', text: 'Asked *14 times*' },
+          accessory: {
+            type: 'button',
+            action_id: 'insight_draft_question_0',
+            text: { type: 'plain_text', text: 'Draft it' },
+            value,
+          },
+        },
+      ],
+    });
+  }
+
+  it("opens the form from the button's evidence and starts one job per button", async () => {
+    const seed = { kind: 'question', index: 0, count: 14, example: 'How do I rotate API keys?' };
+    const ts = await oldReport(JSON.stringify(seed));
+    await h.click(ts, 'insight_draft_question_0');
+    await h.click(ts, 'insight_draft_question_0', { user: 'U0OTHER' });
+    const [first, second] = await eventually(
+      () => (h.slack.views.length === 2 ? h.slack.views : undefined),
+      'two forms',
+    );
+    expect(JSON.stringify(first!.view.blocks)).toContain('Readers asked 14 times about this');
+    await h.submitView(first!.view, { draft: { prompt: 'Cover key rotation' } });
+    await eventually(() => h.api.requestsTo('create')[0], 'the create');
+    const refused = await h.submitView(
+      second!.view,
+      { draft: { prompt: 'again' } },
+      { user: 'U0OTHER' },
+    );
+    expect(JSON.stringify(refused.body)).toContain('already started from this insight');
+    await sleep(300);
+    expect(h.api.requestsTo('create')).toHaveLength(1);
   });
 
   it('answers a button whose value cannot be read, opening nothing', async () => {
-    const report = await posted();
-    const broken = {
-      ...report,
-      blocks: report.blocks?.map((b) => {
-        const s = b as { accessory?: { value?: string } };
-        return s.accessory ? { ...s, accessory: { ...s.accessory, value: '{"kind":"nope"}' } } : b;
-      }),
-    };
-    const msg = h.slack.history(CHANNEL).find((m) => m.ts === report.ts)!;
-    msg.blocks = broken.blocks;
-    const click = await h.click(report.ts, 'insight_draft_search_0');
+    const ts = await oldReport('{"kind":"nope"}');
+    const click = await h.click(ts, 'insight_draft_question_0');
     await eventually(() => h.slack.responses.find((r) => r.id === click.responseId), 'the answer');
     expect(
       JSON.stringify(h.slack.responses.find((r) => r.id === click.responseId)?.body),

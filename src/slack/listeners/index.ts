@@ -1,5 +1,6 @@
 import type { App } from '@slack/bolt';
 import type { Inflight } from '../../inflight.ts';
+import type { GapBook } from '../../insights/gap-book.ts';
 import type { PendingCommands } from '../../jobs/pending-commands.ts';
 import type { JobChat } from '../../jobs/ports.ts';
 import type { JobService } from '../../jobs/service.ts';
@@ -16,6 +17,7 @@ import { type ButtonDeps, registerActions } from './actions.ts';
 import { registerAgentCommand } from './agent-command.ts';
 import { registerDirectMessages } from './direct-messages.ts';
 import { type InsightDraftDeps, registerInsightDrafts } from './insight-drafts.ts';
+import { registerInsightGaps } from './insight-gaps.ts';
 import { type InsightsCommandDeps, registerInsightsCommand } from './insights-command.ts';
 import { registerMentions } from './mentions.ts';
 import type { SubCommandDeps } from './sub-commands.ts';
@@ -50,8 +52,8 @@ export interface ListenerDeps {
   /** The root message's buttons and the follow-up form. */
   buttons: ButtonDeps;
   /** `/insights` (the insights service and how its report is posted) and its Draft it form. */
-  insights?: Pick<InsightsCommandDeps, 'insights' | 'insightsPoster'> &
-    Pick<InsightDraftDeps, 'agentBudget'>;
+  insights?: Pick<InsightsCommandDeps, 'insights' | 'insightsPoster' | 'gapBook'> &
+    Pick<InsightDraftDeps, 'agentBudget'> & { gapBook?: GapBook | undefined };
 }
 
 /** One registration point per Slack surface. */
@@ -64,6 +66,8 @@ export function registerListeners(app: App, deps: ListenerDeps): void {
   if (deps.insights) {
     registerInsightsCommand(app, { ...deps, ...deps.insights });
     registerInsightDrafts(app, { ...deps, ...deps.insights });
+    const { gapBook } = deps.insights;
+    if (gapBook) registerInsightGaps(app, { ...deps, ...deps.insights, gapBook });
   }
   registerActions(app, deps);
   if (deps.home) registerHome(app, { home: deps.home, work: deps.work.answers, log: deps.log });

@@ -8,6 +8,7 @@ import type { WebClient } from '@slack/web-api';
 import { z } from 'zod';
 import type { Budget } from '../../api/budget.ts';
 import type { Inflight } from '../../inflight.ts';
+import type { ClaimOutcome, GapBook } from '../../insights/gap-book.ts';
 import type { JobChat } from '../../jobs/ports.ts';
 import type { JobService } from '../../jobs/service.ts';
 import type { Logger } from '../../log.ts';
@@ -19,12 +20,16 @@ import {
   budgetSpentError,
   DRAFT_INPUT,
   DRAFT_VIEW,
+  DRAFTED_ERROR,
   DraftMetadata,
   decodeSeed,
   draftModal,
+  GAP_ORIGIN_LABEL,
   ORIGIN_LABEL,
+  seedPrompt,
 } from '../insight-drafts.ts';
 import { readJson } from '../json-value.ts';
+import { whereText } from './insight-gaps.ts';
 
 export interface InsightDraftDeps {
   jobs: Pick<JobService, 'startJob'>;
@@ -32,6 +37,8 @@ export interface InsightDraftDeps {
   /** The agent budget of a project: shown in the form (startJob checks it again). */
   agentBudget: (projectId: string) => Pick<Budget, 'status'>;
   store: Pick<Store, 'claimEvent' | 'eventSeen'>;
+  /** Gaps and their state: a gap's form claims the gap (one job per gap). */
+  gapBook?: Pick<GapBook, 'claim' | 'release'> | undefined;
   chat: Pick<JobChat, 'tellUser'>;
   work: WorkLanes;
   log: Logger;
@@ -79,14 +86,18 @@ export const insightKey = (m: DraftMetadata) =>
   m.messageTs && m.actionId
     ? `insight_drafted:${m.channelId}:${m.messageTs}:${m.actionId}`
     : undefined;
+const GAP_GONE =
+  'This gap is no longer kept (it was not listed for half a year). Close the form and run `/insights` again.';
 const TAKEN =
   'A job was already started from this insight: look for "Drafted from" in the channel. For another, use `/agent`.';
 
 /**
- * "Draft it" on an insights report: the click opens a form (right after the ack: a trigger
- * id lasts 3 s) with a prompt written from the evidence the button carries and the agent
- * budget of the channel's project; the submission starts a job as `/agent` would, once per
- * form (claimed durably on the view id before anything starts).
+ * The Draft it form's submission starts a job as `/agent` would: for a gap (its menu opened
+ * the form, insight-gaps.ts), once per gap while its job runs or once it has a pull request,
+ * claimed on the gap's row before anything starts (gap-book.ts); the job records the gap.
+ * A button of a report posted before gaps were kept opens the form itself (right after the
+ * ack: a trigger id lasts 3 s), with a prompt written from the evidence the button carries;
+ * its submission is claimed once per button and form, as before.
  */
 export function registerInsightDrafts(app: App, deps: InsightDraftDeps): void {
   const log = deps.log.child({ component: 'insight-drafts' });
@@ -110,7 +121,7 @@ export function registerInsightDrafts(app: App, deps: InsightDraftDeps): void {
     try {
       const projectId = await deps.projects.forChannel(team.id, channel.id);
       const status = await deps.agentBudget(projectId).status();
-      const view = draftModal(seed, meta, { projectId, ...status });
+      const view = draftModal(seedPrompt(seed), meta, { projectId, ...status });
       await args.client.views.open({ trigger_id, view });
       log.info({ channelId: channel.id, userId: user.id, kind: seed.kind }, 'insight_draft.opened');
     } catch (err) {
@@ -135,31 +146,74 @@ export function registerInsightDrafts(app: App, deps: InsightDraftDeps): void {
     if (!prompt) return fail(EMPTY);
     const spent = await budgetSpent(meta);
     if (spent) return fail(spent);
-    const claim = await claimDraft(view.id, meta);
-    if (claim === 'error') return fail(NOT_RECORDED);
-    if (claim === 'taken') {
-      log.info({ viewId: view.id, userId: user.id }, 'insight_draft.already_drafted');
-      return fail(TAKEN);
-    }
-    await args.ack();
-    if (claim === 'duplicate') {
-      log.info({ viewId: view.id, userId: user.id }, 'insight_draft.duplicate');
-      return;
-    }
+    const at = { viewId: view.id, userId: user.id, gapId: meta.gapId };
     const tell = (text: string) =>
       deps.chat.tellUser({ channelId: meta.channelId, userId: user.id, text });
-    const req = { teamId: meta.teamId, channelId: meta.channelId, userId: user.id, prompt };
-    log.info(
-      { viewId: view.id, channelId: meta.channelId, kind: meta.kind },
-      'insight_draft.submitted',
-    );
+    const claim =
+      meta.gapId === undefined
+        ? await claimDraft(view.id, meta)
+        : await claimGap(meta.gapId, view.id, user.id);
+    if (claim === 'error') return fail(NOT_RECORDED);
+    if (claim === 'missing') return fail(GAP_GONE);
+    if (claim === 'taken') {
+      log.info(at, 'insight_draft.already_drafted');
+      return fail(TAKEN);
+    }
+    if (typeof claim === 'object') {
+      log.info(at, 'insight_draft.already_drafted');
+      await fail(DRAFTED_ERROR);
+      return tellWhere(args.client, claim, tell);
+    }
+    await args.ack();
+    if (claim === 'duplicate') return void log.info(at, 'insight_draft.duplicate');
+    const req = {
+      teamId: meta.teamId,
+      channelId: meta.channelId,
+      userId: user.id,
+      prompt,
+      ...(meta.gapId === undefined ? {} : { gapId: meta.gapId }),
+    };
+    log.info({ ...at, channelId: meta.channelId, kind: meta.kind }, 'insight_draft.submitted');
     const start = async () => {
       const origin = await originOf(args.client, meta, log);
       await deps.jobs.startJob(origin ? { ...req, origin } : req, tell);
     };
     if (!deps.work.starts.offer('job.start', start)) {
-      log.warn({ viewId: view.id }, 'insight_draft.busy');
+      log.warn(at, 'insight_draft.busy');
+      // Nothing starts: the gap is open again, for this form or another.
+      if (meta.gapId !== undefined)
+        await deps.gapBook
+          ?.release(meta.gapId, view.id)
+          .catch((err: unknown) => log.warn({ err, ...at }, 'insight_draft.release_failed'));
       await tell(BUSY).catch((err: unknown) => log.warn({ err }, 'insight_draft.answer_failed'));
+    }
+  }
+
+  /** Where the gap's job is, to the person whose form was refused (a link it cannot hold). */
+  async function tellWhere(
+    client: WebClient,
+    taken: Extract<ClaimOutcome, { outcome: 'taken' }>,
+    tell: (text: string) => Promise<void>,
+  ): Promise<void> {
+    const where = await whereText(client, taken.gap, taken.job, taken.state, log);
+    await tell(where).catch((err: unknown) => log.warn({ err }, 'insight_draft.answer_failed'));
+  }
+
+  /** The gap's claim (gap-book.ts): one job per gap while it runs or once it opened a PR. */
+  async function claimGap(
+    gapId: number,
+    viewId: string,
+    userId: string,
+  ): Promise<
+    'new' | 'duplicate' | 'missing' | 'error' | Extract<ClaimOutcome, { outcome: 'taken' }>
+  > {
+    if (!deps.gapBook) return 'missing';
+    try {
+      const c = await deps.gapBook.claim(gapId, viewId, userId);
+      return c.outcome === 'taken' ? c : c.outcome;
+    } catch (err) {
+      log.error({ err, viewId, gapId }, 'insight_draft.claim_failed');
+      return 'error';
     }
   }
 
@@ -226,7 +280,8 @@ async function originOf(
       channel: meta.channelId,
       message_ts: meta.messageTs,
     });
-    if (res.permalink) return { url: res.permalink, label: ORIGIN_LABEL[meta.kind] };
+    const labels = meta.gapId === undefined ? ORIGIN_LABEL : GAP_ORIGIN_LABEL;
+    if (res.permalink) return { url: res.permalink, label: labels[meta.kind] };
   } catch (err) {
     log.warn({ err: toChatError(err), channelId: meta.channelId }, 'insight_draft.no_permalink');
   }

@@ -1,5 +1,6 @@
 import type { App, SlackCommandMiddlewareArgs } from '@slack/bolt';
 import type { Inflight } from '../../inflight.ts';
+import type { GapBook } from '../../insights/gap-book.ts';
 import type { InsightsPoster } from '../../insights/ports.ts';
 import type { InsightsService } from '../../insights/service.ts';
 import type { Logger } from '../../log.ts';
@@ -11,6 +12,8 @@ export interface InsightsCommandDeps {
   insights: Pick<InsightsService, 'build'>;
   /** Posts the report (src/slack/insights-poster.ts). */
   insightsPoster: Pick<InsightsPoster, 'post'>;
+  /** The gaps' state across reports (src/insights/gap-book.ts); without it, listed plainly. */
+  gapBook?: Pick<GapBook, 'resolve'> | undefined;
   projects: Pick<Projects, 'binding'>;
   log: Logger;
   timeZone: string;
@@ -36,7 +39,8 @@ export function registerInsightsCommand(app: App, deps: InsightsCommandDeps): vo
       botName: deps.botName,
       post: async ({ range, projectId, channelId }) => {
         const report = await deps.insights.build(range, projectId);
-        await deps.insightsPoster.post(channelId, report);
+        const gaps = await deps.gapBook?.resolve(report, projectId);
+        await deps.insightsPoster.post(channelId, report, gaps ? { gaps } : {});
       },
     });
   app.command('/insights', (args) => deps.inflight.track(onInsights(args)));

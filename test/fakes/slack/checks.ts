@@ -89,6 +89,9 @@ export function blocksError(blocks: unknown): Json | undefined {
       return bad(i, 'too many elements');
     const elementErr = b.type === 'actions' ? buttonsError(b.elements) : undefined;
     if (elementErr) return bad(i, elementErr);
+    const accessory = isObj(b.accessory) ? b.accessory : undefined;
+    const accessoryErr = accessory?.type === 'overflow' ? overflowError(accessory) : undefined;
+    if (accessoryErr) return bad(i, accessoryErr);
     if (typeof b.block_id === 'string') {
       if (b.block_id.length > 255 || ids.has(b.block_id))
         return bad(i, 'invalid or duplicate block_id');
@@ -111,6 +114,26 @@ function buttonsError(elements: unknown): string | undefined {
     const id = typeof e.action_id === 'string' ? e.action_id : '';
     if (id && ids.has(id)) return 'duplicate action_id';
     ids.add(id);
+  }
+  return undefined;
+}
+
+/**
+ * Slack's limits on an overflow menu: 2 to 5 options, each a plain_text label of at most 75
+ * characters and a value of at most 150; an action id of at most 255.
+ */
+function overflowError(menu: Json): string | undefined {
+  const options = Array.isArray(menu.options) ? menu.options : [];
+  if (options.length < 2 || options.length > 5) return 'overflow must have 2 to 5 options';
+  if (typeof menu.action_id === 'string' && menu.action_id.length > 255)
+    return 'action_id too long';
+  for (const o of options) {
+    const text = isObj(o) && isObj(o.text) ? o.text : undefined;
+    if (text?.type !== 'plain_text' || typeof text.text !== 'string' || !text.text)
+      return 'option text must be plain_text';
+    if (text.text.length > 75) return 'option text must be less than 76 characters';
+    if (!isObj(o) || typeof o.value !== 'string' || o.value.length > 150)
+      return 'option value must be at most 150 characters';
   }
   return undefined;
 }
