@@ -1,20 +1,47 @@
 import { drain, type Steps } from '../reports/turns.ts';
-import { jaccard, tokens } from './normalise.ts';
+import { agglomerate, type Linkage } from './cluster.ts';
+import { isStopWord } from './languages.ts';
+import { defaultLexicon, type Prepared, prepare, termsOf } from './normalise.ts';
+import { pacer } from './pace.ts';
+import { compileLexicon, type Stem } from './synonyms.ts';
+import { typoMapSteps } from './typos.ts';
+import { type Item, similarityEdges } from './vectors.ts';
 
 /**
- * Grouping questions (or search terms) into topics.
+ * Grouping questions (or search terms) into topics by meaning (docs/grouping.md):
  *
- * Rule: normalise each text to its word set (normalise.ts), then, taking the texts with the
- * most frequent word sets first, each one joins the first topic whose *leader* (the word set
- * that started it) shares at least 60% of their words with it (token-set Jaccard ≥ 0.6, e.g.
- * 3 of 5), or starts a new topic. Comparing with the leader, not with every member, keeps
- * topics from drifting through chains of small differences ("rotate API key" never reaches
- * "delete API key": they share 2 of 4 words, 0.5). A text with no words left (only stop
- * words or punctuation) is grouped by its folded text alone. Words are not translated: a
- * question in German lands in its own topic unless its stems match (`configurer` does).
+ * 1. Each distinct text becomes a set of terms (normalise.ts: words stemmed in their language,
+ *    typos folded, synonyms and abbreviations made one term, stop words dropped).
+ * 2. Two texts are as alike as the cosine of their TF-IDF vectors (vectors.ts); texts the
+ *    service put in different categories (`queryCategory`) are not alike at all. A category is
+ *    coarse (one holds rotating and deleting keys), so sharing one adds nothing by itself.
+ * 3. Average-linkage agglomerative clustering (cluster.ts) joins the most alike topics while
+ *    their mean similarity is at least the threshold (INSIGHTS_SIMILARITY, 0.5 by default).
+ *
+ * A text with no terms left (only stop words or punctuation) is its own topic, by its text.
  */
 
-export const MERGE_THRESHOLD = 0.6;
+export const DEFAULT_SIMILARITY = 0.3;
+/** The cosine of two questions the service put in the same category is multiplied by this. */
+export const SAME_CATEGORY_FACTOR = 1.3;
+
+export interface GroupingOptions {
+  /** Mean cosine two topics need to be joined (0..1). */
+  threshold: number;
+  /** A team's synonym groups, added to the built-in ones (synonyms.ts). */
+  synonyms: readonly (readonly string[])[];
+  /** The rest are for comparing methods (`npm run eval:grouping`); the defaults are best. */
+  linkage?: Linkage;
+  /** Keep texts of different categories apart (default true). */
+  categories?: boolean;
+  sameCategoryFactor?: number;
+  typos?: boolean;
+  builtInSynonyms?: boolean;
+  /** Word → stem (default: Snowball in the text's language). */
+  stem?: Stem;
+}
+
+export const DEFAULT_GROUPING: GroupingOptions = { threshold: DEFAULT_SIMILARITY, synonyms: [] };
 
 export interface TopicInput {
   text: string;
@@ -22,10 +49,12 @@ export interface TopicInput {
   count?: number;
   /** When it was last asked (ISO), to pick the example. */
   at?: string | undefined;
+  /** The service's category for it (`queryCategory`), if any. */
+  category?: string | null | undefined;
 }
 
 export interface Topic {
-  /** The leader's words, sorted: a stable key for buttons and caches. */
+  /** The example's terms, sorted: a stable key for buttons and caches. */
   key: string;
   words: string[];
   /** Sum of the members' counts. */
@@ -35,127 +64,181 @@ export interface Topic {
   /** Distinct texts, most frequent first. */
   variants: { text: string; count: number }[];
   lastAt: string | undefined;
+  /** The category the service gave its questions, if any did. */
+  category?: string | null;
 }
 
 interface Variant {
   text: string;
-  words: string[];
   count: number;
   at: string | undefined;
+  /** Input position of its first occurrence: the last tie-break, never the alphabet. */
+  first: number;
+  categories: Map<string, number>;
+  prepared: Prepared;
+  terms: string[];
 }
 
-/** Topics, largest first (count, then key); see the rule above. */
-export function groupTopics(inputs: readonly TopicInput[], threshold = MERGE_THRESHOLD): Topic[] {
-  return drain(groupTopicSteps(inputs, threshold));
+/** Topics, most asked first (see `byWeight` for ties); see the rule above. */
+export function groupTopics(
+  inputs: readonly TopicInput[],
+  options: GroupingOptions = DEFAULT_GROUPING,
+): Topic[] {
+  return drain(groupTopicSteps(inputs, options));
 }
-
-/** How long one step of the grouping may hold the event loop. */
-const STEP_MS = 5;
 
 /**
  * `groupTopics` in steps of a few milliseconds (src/reports/turns.ts): thousands of distinct
- * questions take well over a second to group, which must not hold an ack or an answer.
- * A text is compared only with the leaders that share a word with it (an index from word to
- * topic), in the order the topics were made: any other leader's Jaccard index is 0.
+ * questions take a noticeable time to group, which must not hold an ack or an answer.
  */
 export function* groupTopicSteps(
   inputs: readonly TopicInput[],
-  threshold = MERGE_THRESHOLD,
+  options: GroupingOptions = DEFAULT_GROUPING,
 ): Steps<Topic[]> {
+  const o = { ...DEFAULT_GROUPING, ...options };
+  const lexicon =
+    o.synonyms.length === 0 && o.builtInSynonyms !== false && !o.stem
+      ? defaultLexicon()
+      : compileLexicon(o.synonyms, { builtIn: o.builtInSynonyms !== false, stem: o.stem });
   const variants = yield* collectVariants(inputs);
-  yield;
-  const bySet = new Map<string, Variant[]>();
+  const typos = o.typos === false ? new Map<string, string>() : yield* typoMapOf(variants, lexicon);
+  const due = pacer();
   for (const v of variants) {
-    const k = v.words.length > 0 ? v.words.join(' ') : `\u0000${v.text.toLowerCase()}`;
-    const members = bySet.get(k);
-    if (members) members.push(v);
-    else bySet.set(k, [v]);
+    v.terms = termsOf(v.prepared, lexicon, typos, o.stem);
+    if (due()) yield;
   }
-  // Word sets by total count, so the most asked form leads its topic.
-  const sets = [...bySet.values()]
-    .map((members) => ({ members, total: sum(members), key: members[0]!.words.join(' ') }))
-    .sort((a, b) => b.total - a.total || (a.key < b.key ? -1 : 1));
-  const topics: { leader: string[]; members: Variant[] }[] = [];
-  const byWord = new Map<string, number[]>();
-  let since = performance.now();
-  for (const { members } of sets) {
-    const words = members[0]!.words;
-    const home = words.length === 0 ? undefined : firstHome(topics, byWord, words, threshold);
-    if (home) home.members.push(...members);
+  // Texts with the same terms (and category) are one item of the clustering.
+  const wordless: Variant[][] = [];
+  const byTerms = new Map<string, Variant[]>();
+  for (const v of variants) {
+    if (v.terms.length === 0) wordless.push([v]);
     else {
-      const at = topics.push({ leader: words, members: [...members] }) - 1;
-      for (const w of words) {
-        const list = byWord.get(w);
-        if (list) list.push(at);
-        else byWord.set(w, [at]);
-      }
-    }
-    if (performance.now() - since >= STEP_MS) {
-      yield;
-      since = performance.now();
+      const k = `${v.terms.join(' ')}\n${categoryOf(v) ?? ''}`;
+      const list = byTerms.get(k);
+      if (list) list.push(v);
+      else byTerms.set(k, [v]);
     }
   }
+  const groups = [...byTerms.values()];
+  const useCategories = o.categories !== false;
+  const items: Item[] = groups.map((g) => ({
+    terms: g[0]!.terms,
+    category: useCategories ? categoryOf(g[0]!) : null,
+    weight: g.length,
+  }));
+  const edges = yield* similarityEdges(items, {
+    floor: Math.min(o.threshold, FLOOR),
+    neighbours: NEIGHBOURS,
+    categories: useCategories,
+    sameCategoryFactor: o.sameCategoryFactor ?? SAME_CATEGORY_FACTOR,
+  });
+  const clusters = yield* agglomerate(
+    items.map((i) => i.weight),
+    items.map((i) => i.category),
+    edges,
+    o.threshold,
+    o.linkage,
+  );
+  const topics = [...clusters.map((c) => c.flatMap((i) => groups[i]!)), ...wordless];
   yield;
-  return topics.map(toTopic).sort((a, b) => b.count - a.count || (a.key < b.key ? -1 : 1));
+  return topics
+    .map(toTopic)
+    .sort(byWeight)
+    .map(({ first: _, ...topic }) => topic);
 }
 
-/** The first topic (in the order they were made) whose leader is close enough to `words`. */
-function firstHome<T extends { leader: string[] }>(
-  topics: readonly T[],
-  byWord: ReadonlyMap<string, number[]>,
-  words: readonly string[],
-  threshold: number,
-): T | undefined {
-  if (threshold <= 0) return topics.find((t) => jaccard(t.leader, words) >= threshold);
-  const candidates = new Set<number>();
-  for (const w of words) for (const at of byWord.get(w) ?? []) candidates.add(at);
-  for (const at of [...candidates].sort((a, b) => a - b)) {
-    const t = topics[at]!;
-    if (jaccard(t.leader, words) >= threshold) return t;
-  }
-  return undefined;
-}
+/**
+ * Pairs less alike than this are read as not alike at all (vectors.ts), which keeps the
+ * graph sparse; a mean of at least the threshold is rarely made of pairs this far below it.
+ */
+const FLOOR = 0.2;
+/** Each text keeps this many of its most alike others as links (vectors.ts). */
+const NEIGHBOURS = 20;
 
 function* collectVariants(inputs: readonly TopicInput[]): Steps<Variant[]> {
   const byText = new Map<string, Variant>();
-  let since = performance.now();
-  for (const input of inputs) {
-    if (performance.now() - since >= STEP_MS) {
-      yield;
-      since = performance.now();
-    }
+  const due = pacer();
+  for (const [i, input] of inputs.entries()) {
+    if (due()) yield;
     const text = input.text.trim();
     if (text === '') continue;
-    const words = tokens(text);
-    // Identical wording (case, spacing) counts as one variant; a word-less text keys on itself.
-    const id = words.length > 0 ? `${words.join(' ')}\n${text.toLowerCase()}` : text.toLowerCase();
-    const v = byText.get(id) ?? { text, words, count: 0, at: undefined };
+    // Identical wording (case, spacing) counts as one variant.
+    const id = text.toLowerCase().replace(/\s+/g, ' ');
+    let v = byText.get(id);
+    if (!v) {
+      v = {
+        text,
+        count: 0,
+        at: undefined,
+        first: i,
+        categories: new Map(),
+        prepared: prepare(text),
+        terms: [],
+      };
+      byText.set(id, v);
+    }
     v.count += input.count ?? 1;
     if (input.at && (!v.at || input.at > v.at)) v.at = input.at;
-    byText.set(id, v);
+    if (input.category)
+      v.categories.set(input.category, (v.categories.get(input.category) ?? 0) + 1);
   }
   return [...byText.values()];
 }
 
-const sum = (vs: Variant[]) => vs.reduce((n, v) => n + v.count, 0);
+/** Distinct texts per word (accent-free), for typo folding. */
+function* typoMapOf(variants: readonly Variant[], lexicon: { vocabulary: ReadonlySet<string> }) {
+  const counts = new Map<string, number>();
+  for (const v of variants)
+    for (const w of new Set(v.prepared.folded)) counts.set(w, (counts.get(w) ?? 0) + 1);
+  yield;
+  return yield* typoMapSteps(counts, lexicon.vocabulary, (w) => isStopWord(w, 'en'));
+}
 
-function toTopic(t: { leader: string[]; members: Variant[] }): Topic {
-  // Most asked first; among equals the latest asked, then by text (stable).
-  const variants = [...t.members].sort(
-    (a, b) =>
-      b.count - a.count || (b.at ?? '').localeCompare(a.at ?? '') || (a.text < b.text ? -1 : 1),
+/** A text's category: the one the service gave it most often (the first among equals). */
+function categoryOf(v: Variant): string | null {
+  let best: string | null = null;
+  let most = 0;
+  for (const [c, n] of v.categories) if (n > most) [best, most] = [c, n];
+  return best;
+}
+
+const sum = (vs: Variant[]) => vs.reduce((n, v) => n + v.count, 0);
+const latest = (vs: Variant[]) =>
+  vs.reduce<string | undefined>((m, v) => (v.at && (!m || v.at > m) ? v.at : m), undefined);
+
+interface Ranked extends Topic {
+  first: number;
+}
+
+function toTopic(members: Variant[]): Ranked {
+  // Most asked first; among equals the latest asked, then the first to come in.
+  const variants = [...members].sort(
+    (a, b) => b.count - a.count || (b.at ?? '').localeCompare(a.at ?? '') || a.first - b.first,
   );
-  const lastAt = variants.reduce<string | undefined>(
-    (m, v) => (v.at && (!m || v.at > m) ? v.at : m),
-    undefined,
-  );
-  const key = t.leader.length > 0 ? t.leader.join(' ') : variants[0]!.text.toLowerCase();
+  const lead = variants[0]!;
+  const categories = new Set(members.map(categoryOf).filter((c) => c !== null));
   return {
-    key,
-    words: t.leader,
+    key: lead.terms.length > 0 ? lead.terms.join(' ') : lead.text.toLowerCase(),
+    words: lead.terms,
     count: sum(variants),
-    example: variants[0]!.text,
+    example: lead.text,
     variants: variants.map((v) => ({ text: v.text, count: v.count })),
-    lastAt,
+    lastAt: latest(variants),
+    category: categories.size === 1 ? [...categories][0]! : null,
+    first: Math.min(...members.map((v) => v.first)),
   };
+}
+
+/**
+ * Most asked first; among topics asked as often, the one asked in more distinct wordings
+ * (more readers, more ways), then the one asked most recently, then the one that came in
+ * first. Never alphabetical: the alphabet says nothing about what readers need.
+ */
+function byWeight(a: Ranked, b: Ranked): number {
+  return (
+    b.count - a.count ||
+    b.variants.length - a.variants.length ||
+    (b.lastAt ?? '').localeCompare(a.lastAt ?? '') ||
+    a.first - b.first
+  );
 }

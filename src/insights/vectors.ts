@@ -1,0 +1,174 @@
+import type { Steps } from '../reports/turns.ts';
+import { pacer } from './pace.ts';
+
+/**
+ * How alike two questions are: the cosine of their TF-IDF vectors. Each question is the set
+ * of its terms (normalise.ts), each term weighted by the square of its inverse document
+ * frequency over the questions being grouped, `(ln((1 + N) / (1 + df)) + 1)²`: a term many
+ * questions use (`key`) counts for much less than one few use (`rotat`, `delet`). Squared,
+ * because the questions of one week are a small, skewed sample: when most of them are about
+ * rotating keys, plain IDF makes `rotat` nearly as common as `key`, and "delete API key"
+ * then looks half like "rotate API key". A term in fewer than `MIN_DF` questions is weighted
+ * as if it were in `MIN_DF`: the rarest words of a sample are the least reliably rare, and
+ * weighting them highest would make every question with one unusual word (`downtime`,
+ * `leaked`) a topic of its own. Vectors are scaled to length 1, so the cosine is their dot
+ * product: 1 for the same terms, 0 for none shared.
+ *
+ * Only pairs that share a term can be alike; an index from each term to the questions using
+ * it finds them, so the work grows with the pairs that share terms, not with all n² pairs.
+ * Pairs below `floor` are left out (read as 0), and each question keeps only its
+ * `neighbours` most alike others (a pair stays if it is among either one's): the graph stays
+ * sparse, and small, when a few terms are in most questions.
+ */
+
+export const MIN_DF = 3;
+
+export const IDF_POWER = 2;
+
+export interface Item {
+  terms: readonly string[];
+  /** The service's `queryCategory`, or null. */
+  category: string | null;
+  /** How many distinct texts it stands for (texts with the same terms are one item). */
+  weight: number;
+}
+
+/** Pairs (a < b) and their similarity, in typed arrays: hundreds of thousands fit in a few MB. */
+export class Edges {
+  a = new Int32Array(256);
+  b = new Int32Array(256);
+  similarity = new Float64Array(256);
+  length = 0;
+
+  push(a: number, b: number, similarity: number): void {
+    if (this.length === this.a.length) {
+      const grow = <T extends Int32Array | Float64Array>(x: T, y: T) => {
+        y.set(x);
+        return y;
+      };
+      this.a = grow(this.a, new Int32Array(this.length * 2));
+      this.b = grow(this.b, new Int32Array(this.length * 2));
+      this.similarity = grow(this.similarity, new Float64Array(this.length * 2));
+    }
+    this.a[this.length] = a;
+    this.b[this.length] = b;
+    this.similarity[this.length++] = similarity;
+  }
+}
+
+export interface SimilarityOptions {
+  /** Pairs below this cosine are dropped. */
+  floor: number;
+  /** How many of its most alike others each item keeps. */
+  neighbours: number;
+  /** Two items of different (non-null) categories are never alike. */
+  categories: boolean;
+  /** A same-category pair's cosine is multiplied by this (at most 1 then; 1: no effect). */
+  sameCategoryFactor: number;
+}
+
+/** Each item's terms as term ids with unit-length TF-IDF weights. */
+function weigh(items: readonly Item[]): { ids: number[]; weights: number[] }[] {
+  const ids = new Map<string, number>();
+  const df: number[] = [];
+  let total = 0;
+  for (const item of items) {
+    total += item.weight;
+    for (const t of item.terms) {
+      let id = ids.get(t);
+      if (id === undefined) {
+        id = df.push(0) - 1;
+        ids.set(t, id);
+      }
+      df[id]! += item.weight;
+    }
+  }
+  return items.map((item) => {
+    const termIds = item.terms.map((t) => ids.get(t)!);
+    const raw = termIds.map(
+      (id) => (Math.log((1 + total) / (1 + Math.max(MIN_DF, df[id]!))) + 1) ** IDF_POWER,
+    );
+    const norm = Math.sqrt(raw.reduce((s, w) => s + w * w, 0)) || 1;
+    return { ids: termIds, weights: raw.map((w) => w / norm) };
+  });
+}
+
+/** Every pair of items at or above `floor`, in steps (src/reports/turns.ts). */
+export function* similarityEdges(items: readonly Item[], o: SimilarityOptions): Steps<Edges> {
+  const vectors = weigh(items);
+  yield;
+  const due = pacer();
+  // postings[term] lists (item, weight) of the items before the current one.
+  const postings: { item: number[]; weight: number[] }[] = [];
+  const acc = new Float64Array(items.length);
+  const touched: number[] = [];
+  const edges = new Edges();
+  for (let b = 0; b < items.length; b++) {
+    const { ids, weights } = vectors[b]!;
+    for (let k = 0; k < ids.length; k++) {
+      const p = postings[ids[k]!];
+      if (!p) continue;
+      const w = weights[k]!;
+      for (let x = 0; x < p.item.length; x++) {
+        const a = p.item[x]!;
+        if (acc[a] === 0) touched.push(a);
+        acc[a]! += w * p.weight[x]!;
+      }
+    }
+    for (const a of touched) {
+      const s = adjust(acc[a]!, items[a]!.category, items[b]!.category, o);
+      if (s >= o.floor && s > 0) edges.push(a, b, s);
+      acc[a] = 0;
+    }
+    touched.length = 0;
+    for (let k = 0; k < ids.length; k++) {
+      let p = postings[ids[k]!];
+      if (!p) {
+        p = { item: [], weight: [] };
+        postings[ids[k]!] = p;
+      }
+      p.item.push(b);
+      p.weight.push(weights[k]!);
+    }
+    if (due()) yield;
+  }
+  return yield* strongest(edges, items.length, o.neighbours);
+}
+
+/** The edges among the `k` most alike of either of their two items. */
+function* strongest(edges: Edges, n: number, k: number): Steps<Edges> {
+  // Each item's edges, listed item by item (counts, then offsets, then the edge numbers).
+  const start = new Int32Array(n + 1);
+  for (let e = 0; e < edges.length; e++) {
+    start[edges.a[e]! + 1]!++;
+    start[edges.b[e]! + 1]!++;
+  }
+  for (let i = 0; i < n; i++) start[i + 1]! += start[i]!;
+  const byItem = new Int32Array(2 * edges.length);
+  const filled = start.slice(0, n);
+  for (let e = 0; e < edges.length; e++) {
+    byItem[filled[edges.a[e]!]!++] = e;
+    byItem[filled[edges.b[e]!]!++] = e;
+  }
+  yield;
+  const kept = new Uint8Array(edges.length);
+  const due = pacer();
+  for (let i = 0; i < n; i++) {
+    const own = byItem.subarray(start[i]!, start[i + 1]!);
+    if (own.length > k) own.sort((x, y) => edges.similarity[y]! - edges.similarity[x]! || x - y);
+    for (let j = 0; j < Math.min(k, own.length); j++) kept[own[j]!] = 1;
+    if (due()) yield;
+  }
+  const out = new Edges();
+  for (let e = 0; e < edges.length; e++)
+    if (kept[e]) out.push(edges.a[e]!, edges.b[e]!, edges.similarity[e]!);
+  return out;
+}
+
+function adjust(cosine: number, a: string | null, b: string | null, o: SimilarityOptions) {
+  // Rounding may leave the cosine of equal vectors a hair above 1.
+  const s = Math.min(1, cosine);
+  if (!o.categories || a === null || b === null) return s;
+  if (a !== b) return 0;
+  return Math.min(1, s * o.sameCategoryFactor);
+}
