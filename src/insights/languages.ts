@@ -29,7 +29,7 @@ const QUESTION_WORDS =
   'am does doing done gets getting use using used need want possible please help anyone someone ' +
   'anything something ok okay hi hello thanks thank im dont cant doesnt isnt don t s ' +
   'via per vs ever again also just any all each best work works working know tell ' +
-  'shall may yes no not';
+  'shall may yes no not without';
 
 /** Accent-free lower case, for keys and comparisons. */
 export function fold(text: string): string {

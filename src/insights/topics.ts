@@ -12,18 +12,26 @@ import { type Item, similarityEdges } from './vectors.ts';
  *
  * 1. Each distinct text becomes a set of terms (normalise.ts: words stemmed in their language,
  *    typos folded, synonyms and abbreviations made one term, stop words dropped).
- * 2. Two texts are as alike as the cosine of their TF-IDF vectors (vectors.ts); texts the
- *    service put in different categories (`queryCategory`) are not alike at all. A category is
- *    coarse (one holds rotating and deleting keys), so sharing one adds nothing by itself.
+ * 2. Two texts are as alike as the cosine of their TF-IDF vectors, IDF cubed (vectors.ts).
+ *    The service's category (`queryCategory`), where it gave one: texts of two different
+ *    categories are not alike at all; two of the same category count 1.6 times as alike
+ *    (never more than 1). A category is coarse (one holds rotating and deleting keys), so it
+ *    strengthens what the words say, and never joins texts on its own.
  * 3. Average-linkage agglomerative clustering (cluster.ts) joins the most alike topics while
- *    their mean similarity is at least the threshold (INSIGHTS_SIMILARITY, 0.5 by default).
+ *    their mean similarity is at least the threshold (INSIGHTS_SIMILARITY, 0.3 by default).
  *
  * A text with no terms left (only stop words or punctuation) is its own topic, by its text.
  */
 
 export const DEFAULT_SIMILARITY = 0.3;
-/** The cosine of two questions the service put in the same category is multiplied by this. */
-export const SAME_CATEGORY_FACTOR = 1.3;
+/** IDF is cubed (vectors.ts): distinctive words weigh much more than common ones. */
+export const IDF_POWER = 3;
+/**
+ * The cosine of two questions the service put in the same category is multiplied by this: a
+ * category is coarse (one holds rotating and deleting keys), but it is the service's reading
+ * of the question, and it joins wordings that share little (`SAML`, `Okta SSO`).
+ */
+export const SAME_CATEGORY_FACTOR = 1.6;
 
 export interface GroupingOptions {
   /** Mean cosine two topics need to be joined (0..1). */
@@ -35,6 +43,7 @@ export interface GroupingOptions {
   /** Keep texts of different categories apart (default true). */
   categories?: boolean;
   sameCategoryFactor?: number;
+  idfPower?: number;
   typos?: boolean;
   builtInSynonyms?: boolean;
   /** Word → stem (default: Snowball in the text's language). */
@@ -131,6 +140,7 @@ export function* groupTopicSteps(
     neighbours: NEIGHBOURS,
     categories: useCategories,
     sameCategoryFactor: o.sameCategoryFactor ?? SAME_CATEGORY_FACTOR,
+    idfPower: o.idfPower ?? IDF_POWER,
   });
   const clusters = yield* agglomerate(
     items.map((i) => i.weight),

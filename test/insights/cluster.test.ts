@@ -108,7 +108,13 @@ describe('similarity edges', () => {
     { terms: ['sso'], category: null, weight: 1 },
     { terms: ['okta', 'sso'], category: null, weight: 1 },
   ];
-  const options = { floor: 0.01, neighbours: 10, categories: true, sameCategoryFactor: 1 };
+  const options = {
+    floor: 0.01,
+    neighbours: 10,
+    categories: true,
+    sameCategoryFactor: 1,
+    idfPower: 3,
+  };
   const pairs = (e: Edges) =>
     Array.from({ length: e.length }, (_, i) => [e.a[i], e.b[i], +e.similarity[i]!.toFixed(3)]);
 
@@ -130,8 +136,8 @@ describe('similarity edges', () => {
       category: null,
       weight: 1,
     }));
-    const all = drain(similarityEdges(star, { ...options, neighbours: 100 }));
-    const few = drain(similarityEdges(star, { ...options, neighbours: 2 }));
+    const all = drain(similarityEdges(star, { ...options, floor: 0, neighbours: 100 }));
+    const few = drain(similarityEdges(star, { ...options, floor: 0, neighbours: 2 }));
     expect(all.length).toBe(66);
     // Every leaf keeps its 2 best (the hub and one leaf): at most 2 × 11 links, all the hub's.
     expect(few.length).toBeLessThan(all.length);
