@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../src/config/config.ts';
+import { DEFAULT_SIMILARITY } from '../src/insights/topics.ts';
 
 /** Every `NAME=value` line of .env.example, commented-out ones included, blank values left out. */
 const exampleValues = (): [string, string][] =>
@@ -65,6 +66,46 @@ describe('loadConfig', () => {
     ]) {
       const r = loadConfig({ ...valid, SHUTDOWN_TIMEOUT_MS: value });
       expect(r.ok ? [] : r.problems).toEqual([problem]);
+    }
+  });
+
+  it('reads INSIGHTS_SYNONYMS as ;-separated groups of =-joined terms, never echoing one', () => {
+    const set = loadConfig({
+      ...valid,
+      INSIGHTS_SYNONYMS: ' sso = Entra  ID=saml ; 429=rate limit; ',
+    });
+    expect(set.ok && set.config.insights.synonyms).toEqual([
+      ['sso', 'Entra ID', 'saml'],
+      ['429', 'rate limit'],
+    ]);
+    const blank = loadConfig({ ...valid, INSIGHTS_SYNONYMS: ' ' });
+    expect(blank.ok && blank.config.insights).toEqual({ synonyms: [], similarity: 0.3 });
+    expect(DEFAULT_SIMILARITY).toBe(0.3); // the grouping's own default: the same
+    const secret = 'xoxb-pasted-by-mistake';
+    for (const [value, why] of [
+      [secret, 'group 1 has fewer than two terms, or an empty one'],
+      ['sso=saml;okta sso', 'group 2 has fewer than two terms, or an empty one'],
+      ['sso==saml', 'group 1 has fewer than two terms, or an empty one'],
+      ['sso=!!!', 'group 1 has fewer than two terms, or an empty one'],
+      [`a=${'b'.repeat(61)}`, 'group 1 has a term longer than 60 characters'],
+    ] as const) {
+      const r = loadConfig({ ...valid, INSIGHTS_SYNONYMS: value });
+      expect(r.ok ? [] : r.problems).toEqual([
+        `INSIGHTS_SYNONYMS must be groups of two or more terms joined by =, separated by ; (such as sso=single sign-on=saml;429=rate limit): ${why}`,
+      ]);
+    }
+    const many = loadConfig({ ...valid, INSIGHTS_SYNONYMS: 'a=b;'.repeat(201) });
+    expect(many.ok ? [] : many.problems[0]).toContain('holds more than 200 groups');
+  });
+
+  it('reads INSIGHTS_SIMILARITY as a number above 0 and at most 1, 0.3 by default', () => {
+    const set = loadConfig({ ...valid, INSIGHTS_SIMILARITY: '0.45' });
+    expect(set.ok && set.config.insights.similarity).toBe(0.45);
+    for (const value of ['0', '1.5', '-0.2', 'high']) {
+      const r = loadConfig({ ...valid, INSIGHTS_SIMILARITY: value });
+      expect(r.ok ? [] : r.problems).toEqual([
+        'INSIGHTS_SIMILARITY must be a number above 0 and at most 1, such as 0.3',
+      ]);
     }
   });
 

@@ -44,6 +44,9 @@ export function createReporting(deps: {
     budget: deps.analytics,
     cache: storeInsightsCache(store, log.child({ component: 'insights' })),
     log,
+    options: {
+      grouping: { threshold: config.insights.similarity, synonyms: config.insights.synonyms },
+    },
   });
   // The database's clock, as the job threads it compares claims with are stamped.
   const gapBook = createGapBook({

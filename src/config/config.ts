@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { CORE_REQUESTS, DEFAULT_MAX_REQUESTS } from '../reports/limits.ts';
 import {
   commaList,
+  fraction,
   httpUrl,
   optionalHttpUrl,
   optionalString,
@@ -11,6 +12,7 @@ import {
   projectKeys,
   SLACK_USER_ID,
   slackIdList,
+  synonymGroups,
   wholeNumber,
 } from './rules.ts';
 
@@ -129,6 +131,9 @@ const EnvSchema = z.object({
       .default(DEFAULT_MAX_REQUESTS),
   ),
   DOCS_BASE_URL: optionalHttpUrl,
+  INSIGHTS_SYNONYMS: synonymGroups,
+  // The default is src/insights/topics.ts's DEFAULT_SIMILARITY (config imports nothing above it).
+  INSIGHTS_SIMILARITY: fraction(0.3),
   SHUTDOWN_TIMEOUT_MS: positiveInt(10_000),
   START_CONCURRENCY: wholeNumber(32, 1, 1_000),
   ALLOWED_CHANNELS: slackIdList('channel', /^[CGD][A-Z0-9]{2,}$/, 'C0123ABCD'),
@@ -193,6 +198,8 @@ export interface Config {
   leaseMs: number;
   digest: { channel: string | undefined; cron: string; timeZone: string };
   visitors: { maxRequests: number; docsBaseUrl: string | undefined };
+  /** How `/insights` groups questions into topics (docs/grouping.md). */
+  insights: { synonyms: string[][]; similarity: number };
   /**
    * How long the whole shutdown may take (src/app/teardown.ts); three quarters of it go to the
    * commands and events already being handled.
@@ -280,6 +287,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
         maxRequests: e.VISITORS_MAX_REQUESTS,
         docsBaseUrl: e.DOCS_BASE_URL?.replace(/\/+$/, ''),
       },
+      insights: { synonyms: e.INSIGHTS_SYNONYMS, similarity: e.INSIGHTS_SIMILARITY },
       shutdownTimeoutMs: e.SHUTDOWN_TIMEOUT_MS,
       startConcurrency: e.START_CONCURRENCY,
       access: { users: e.ALLOWED_USERS, channels: e.ALLOWED_CHANNELS },

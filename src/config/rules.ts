@@ -108,3 +108,50 @@ export const slackIdList = (kind: string, pattern: RegExp, example: string) =>
       })
       .optional(),
   );
+
+/** The most synonym groups, and the longest term, INSIGHTS_SYNONYMS may hold. */
+const MAX_GROUPS = 200;
+const MAX_TERM = 60;
+
+/**
+ * `sso=single sign-on=saml;429=rate limit` → [['sso', 'single sign-on', 'saml'], ['429',
+ * 'rate limit']]: groups separated by `;`, each two or more terms joined by `=`; blank
+ * means none. A bad group is named by its place, never by its text.
+ */
+export const synonymGroups = z.preprocess(
+  (v) => (typeof v === 'string' && v.trim() === '' ? undefined : v),
+  z
+    .string()
+    .transform((v, ctx) => {
+      const groups = v
+        .split(';')
+        .map((g) => g.split('=').map((t) => t.trim().replace(/\s+/g, ' ')))
+        .filter((g) => g.some(Boolean));
+      const why = (g: string[]) =>
+        g.filter((t) => /[\p{L}\p{N}]/u.test(t)).length < 2 || g.some((t) => t === '')
+          ? 'has fewer than two terms, or an empty one'
+          : g.some((t) => t.length > MAX_TERM)
+            ? `has a term longer than ${MAX_TERM} characters`
+            : undefined;
+      const bad = groups.flatMap((g, i) => (why(g) ? [`group ${i + 1} ${why(g)}`] : []));
+      if (groups.length > MAX_GROUPS) bad.unshift(`holds more than ${MAX_GROUPS} groups`);
+      if (bad.length > 0)
+        ctx.addIssue({
+          code: 'custom',
+          message: `must be groups of two or more terms joined by =, separated by ; (such as sso=single sign-on=saml;429=rate limit): ${bad.slice(0, 3).join('; ')}`,
+        });
+      return groups;
+    })
+    .default([]),
+);
+
+/** A number above 0 and at most 1 (a similarity), `fallback` when unset. */
+export const fraction = (fallback: number) =>
+  z.preprocess(
+    (v) => (typeof v === 'string' && v.trim() === '' ? undefined : v),
+    z.coerce
+      .number({ error: 'must be a number above 0 and at most 1, such as 0.3' })
+      .gt(0, { error: 'must be a number above 0 and at most 1, such as 0.3' })
+      .max(1, { error: 'must be a number above 0 and at most 1, such as 0.3' })
+      .default(fallback),
+  );

@@ -6,7 +6,7 @@ import type {
 } from '../api/insights-schemas.ts';
 import { type Change, change } from '../reports/aggregate.ts';
 import { drain, type Steps } from '../reports/turns.ts';
-import { groupTopicSteps, type Topic } from './topics.ts';
+import { DEFAULT_GROUPING, type GroupingOptions, groupTopicSteps, type Topic } from './topics.ts';
 
 export type { Change };
 
@@ -22,6 +22,8 @@ export interface InsightOptions {
   topN: number;
   /** Latest comments kept per disliked page. */
   comments: number;
+  /** How questions and search terms are grouped into topics (topics.ts). */
+  grouping: GroupingOptions;
 }
 
 export const DEFAULT_INSIGHTS: InsightOptions = {
@@ -30,21 +32,29 @@ export const DEFAULT_INSIGHTS: InsightOptions = {
   minThumbsDown: 2,
   topN: 5,
   comments: 3,
+  grouping: DEFAULT_GROUPING,
 };
 
 /** Unanswered assistant questions grouped into topics (topics.ts), largest first. */
-export function questionGaps(conversations: readonly Conversation[], topN: number): Topic[] {
-  return drain(questionGapSteps(conversations, topN));
+export function questionGaps(
+  conversations: readonly Conversation[],
+  topN: number,
+  grouping: GroupingOptions = DEFAULT_GROUPING,
+): Topic[] {
+  return drain(questionGapSteps(conversations, topN, grouping));
 }
 
 /** `questionGaps` in steps that give the event loop back (src/reports/turns.ts). */
 export function* questionGapSteps(
   conversations: readonly Conversation[],
   topN: number,
+  grouping: GroupingOptions = DEFAULT_GROUPING,
 ): Steps<Topic[]> {
   const unanswered = conversations.filter((c) => c.resolutionStatus === 'unanswered');
+  // The service's own category, where it gave one, keeps questions of two categories apart.
   const topics = yield* groupTopicSteps(
-    unanswered.map((c) => ({ text: c.query, at: c.timestamp })),
+    unanswered.map((c) => ({ text: c.query, at: c.timestamp, category: c.queryCategory })),
+    grouping,
   );
   return topics.slice(0, topN);
 }
@@ -74,6 +84,7 @@ export function* searchGapSteps(rows: readonly SearchRow[], o: InsightOptions): 
   const byText = new Map(weak.map((r) => [r.searchQuery.trim(), r]));
   const topics = yield* groupTopicSteps(
     weak.map((r) => ({ text: r.searchQuery, count: r.hits, at: r.lastSearchedAt })),
+    o.grouping,
   );
   return topics.slice(0, o.topN).map((topic) => {
     const members = topic.variants.map((v) => byText.get(v.text)).filter((r) => r !== undefined);

@@ -196,7 +196,9 @@ async function analysed(
   const { reader, ...rest } = about;
   const [current, before] = [read.current, read.previousCounts];
   // Grouping thousands of questions is CPU work: in steps, so acks and answers go out.
-  const asked = await inTurns(questionGapSteps(current.conversations, Number.POSITIVE_INFINITY));
+  const asked = await inTurns(
+    questionGapSteps(current.conversations, Number.POSITIVE_INFINITY, options.grouping),
+  );
   const searched = await inTurns(
     searchGapSteps(current.searches, { ...options, topN: Number.POSITIVE_INFINITY }),
   );
