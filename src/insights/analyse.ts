@@ -59,6 +59,17 @@ export function* questionGapSteps(
   return topics.slice(0, topN);
 }
 
+/**
+ * Search terms are two or three words, and two that share one of their two words are most
+ * often two needs (`webhook retries`, `webhook signature`): they are joined only when at
+ * least `SEARCH_SIMILARITY` alike (`okta` and `okta sso` are), or the team's threshold if higher.
+ */
+export const SEARCH_SIMILARITY = 0.55;
+const forSearches = (g: GroupingOptions): GroupingOptions => ({
+  ...g,
+  threshold: Math.max(g.threshold, SEARCH_SIMILARITY),
+});
+
 export interface SearchGap {
   /** The searches' terms, grouped like questions: hits summed, CTR weighted by hits. */
   topic: Topic;
@@ -84,7 +95,7 @@ export function* searchGapSteps(rows: readonly SearchRow[], o: InsightOptions): 
   const byText = new Map(weak.map((r) => [r.searchQuery.trim(), r]));
   const topics = yield* groupTopicSteps(
     weak.map((r) => ({ text: r.searchQuery, count: r.hits, at: r.lastSearchedAt })),
-    o.grouping,
+    forSearches(o.grouping),
   );
   return topics.slice(0, o.topN).map((topic) => {
     const members = topic.variants.map((v) => byText.get(v.text)).filter((r) => r !== undefined);

@@ -9,11 +9,14 @@ import { pacer } from './pace.ts';
  * because the questions of one week are a small, skewed sample: when most of them are about
  * rotating keys, plain IDF makes `rotat` nearly as common as `key`, and "delete API key"
  * then looks half like "rotate API key" (0.5 unweighted, 0.27 squared, 0.18 cubed, for 7
- * rotations and 1 deletion among 16 questions). A term in fewer than `MIN_DF` questions is weighted
- * as if it were in `MIN_DF`: the rarest words of a sample are the least reliably rare, and
- * weighting them highest would make every question with one unusual word (`downtime`,
- * `leaked`) a topic of its own. Vectors are scaled to length 1, so the cosine is their dot
- * product: 1 for the same terms, 0 for none shared.
+ * rotations and 1 deletion among 16 questions). A term in fewer than `MIN_DF` questions is
+ * weighted as if it were in `MIN_DF`: the rarest words of a sample are the least reliably
+ * rare, and weighting them highest would make every question with one unusual word
+ * (`downtime`, `leaked`) a topic of its own. The floor grows with the sample (1 up to 30
+ * questions, 3 from 90): in a handful, that two questions share a word is all the evidence
+ * that it is common, and a floor would weigh `key` like `rotat` in "rotate API key" and
+ * "delete API key". Vectors are scaled to length 1, so the cosine is their dot product: 1
+ * for the same terms, 0 for none shared.
  *
  * Only pairs that share a term can be alike; an index from each term to the questions using
  * it finds them, so the work grows with the pairs that share terms, not with all n² pairs.
@@ -23,6 +26,8 @@ import { pacer } from './pace.ts';
  */
 
 export const MIN_DF = 3;
+/** …once there are this many questions per unit of it: 90 questions or more for all of it. */
+export const MIN_DF_PER = 30;
 
 export interface Item {
   terms: readonly string[];
@@ -84,10 +89,11 @@ function weigh(items: readonly Item[], power: number): { ids: number[]; weights:
       df[id]! += item.weight;
     }
   }
+  const floor = Math.min(MIN_DF, Math.max(1, total / MIN_DF_PER));
   return items.map((item) => {
     const termIds = item.terms.map((t) => ids.get(t)!);
     const raw = termIds.map(
-      (id) => (Math.log((1 + total) / (1 + Math.max(MIN_DF, df[id]!))) + 1) ** power,
+      (id) => (Math.log((1 + total) / (1 + Math.max(floor, df[id]!))) + 1) ** power,
     );
     const norm = Math.sqrt(raw.reduce((s, w) => s + w * w, 0)) || 1;
     return { ids: termIds, weights: raw.map((w) => w / norm) };

@@ -98,7 +98,7 @@ describe('one need, one item', () => {
       ],
     });
     expect(rotate?.searches.map((s) => s.text)).toEqual(['rotate api key']);
-    expect(rotate?.signatures).toEqual(['api key rotat']);
+    expect(rotate?.signatures).toEqual(['key rotat']);
     expect(rotate?.askedAt).toHaveLength(4);
     expect(rotate?.weight).toBe(4 + 40 + 2);
     // A search whose words are all in a question topic's joins it ("okta" → Okta SSO).
