@@ -12,9 +12,9 @@ import { type Item, similarityEdges } from './vectors.ts';
  *
  * 1. Each distinct text becomes a set of terms (normalise.ts: words stemmed in their language,
  *    typos folded, synonyms and abbreviations made one term, stop words dropped).
- * 2. Two texts are as alike as the cosine of their TF-IDF vectors, IDF cubed (vectors.ts).
+ * 2. Two texts are as alike as the cosine of their TF-IDF vectors, IDF squared (vectors.ts).
  *    The service's category (`queryCategory`), where it gave one: texts of two different
- *    categories are not alike at all; two of the same category count 1.6 times as alike
+ *    categories are not alike at all; two of the same category count 1.3 times as alike
  *    (never more than 1). A category is coarse (one holds rotating and deleting keys), so it
  *    strengthens what the words say, and never joins texts on its own.
  * 3. Average-linkage agglomerative clustering (cluster.ts) joins the most alike topics while
@@ -24,14 +24,14 @@ import { type Item, similarityEdges } from './vectors.ts';
  */
 
 export const DEFAULT_SIMILARITY = 0.3;
-/** IDF is cubed (vectors.ts): distinctive words weigh much more than common ones. */
-export const IDF_POWER = 3;
+/** IDF is squared (vectors.ts): distinctive words weigh much more than common ones. */
+export const IDF_POWER = 2;
 /**
  * The cosine of two questions the service put in the same category is multiplied by this: a
  * category is coarse (one holds rotating and deleting keys), but it is the service's reading
  * of the question, and it joins wordings that share little (`SAML`, `Okta SSO`).
  */
-export const SAME_CATEGORY_FACTOR = 1.6;
+export const SAME_CATEGORY_FACTOR = 1.3;
 
 export interface GroupingOptions {
   /** Mean cosine two topics need to be joined (0..1). */

@@ -3,13 +3,13 @@ import { pacer } from './pace.ts';
 
 /**
  * How alike two questions are: the cosine of their TF-IDF vectors. Each question is the set
- * of its terms (normalise.ts), each term weighted by the cube of its inverse document
- * frequency over the questions being grouped, `(ln((1 + N) / (1 + df)) + 1)³`: a term many
- * questions use (`key`) counts for much less than one few use (`rotat`, `delet`). Cubed,
+ * of its terms (normalise.ts), each term weighted by the square of its inverse document
+ * frequency over the questions being grouped, `(ln((1 + N) / (1 + df)) + 1)²`: a term many
+ * questions use (`key`) counts for much less than one few use (`rotat`, `delet`). Squared,
  * because the questions of one week are a small, skewed sample: when most of them are about
  * rotating keys, plain IDF makes `rotat` nearly as common as `key`, and "delete API key"
- * then looks half like "rotate API key" (0.5 unweighted, 0.27 squared, 0.18 cubed, for 7
- * rotations and 1 deletion among 16 questions). A term in fewer than `MIN_DF` questions is
+ * then looks half like "rotate API key" (0.5 unweighted, 0.17 squared, for 7 rotations
+ * and 1 deletion among 16 questions). A term in fewer than `MIN_DF` questions is
  * weighted as if it were in `MIN_DF`: the rarest words of a sample are the least reliably
  * rare, and weighting them highest would make every question with one unusual word
  * (`downtime`, `leaked`) a topic of its own. The floor grows with the sample (1 up to 30
@@ -67,7 +67,7 @@ export interface SimilarityOptions {
   neighbours: number;
   /** Two items of different (non-null) categories are never alike. */
   categories: boolean;
-  /** The power IDF is raised to (3; 1 is plain TF-IDF). */
+  /** The power IDF is raised to (2; 1 is plain TF-IDF). */
   idfPower: number;
   /** A same-category pair's cosine is multiplied by this (at most 1 then; 1: no effect). */
   sameCategoryFactor: number;

@@ -157,7 +157,7 @@ function topSearchLines(rows: SearchRow[], path: (p: string) => string): string[
 export function footnotes(report: InsightsReport): string[] {
   const notes = coverageNotes(report).map((s) => `:warning: ${s}`);
   notes.push(
-    'Questions and search terms are grouped into topics when they share at least 60% of their words with the topic’s most asked form. A search is a gap with 5+ searches and a CTR of 5% or less.',
+    'Questions and search terms are grouped into topics by the words they share (stems and synonyms, weighted by rarity) and the assistant’s category. A search is a gap with 5+ searches and a CTR of 5% or less.',
   );
   notes.push(
     'A search or a reader comment on the same need as a question joins its gap: one gap, one menu (⋯) to draft it, see its evidence or dismiss it.',

@@ -53,7 +53,7 @@ describe('/insights', () => {
     expect(blocks).not.toContain('<!channel>');
     expect(blocks).toContain('Top searches');
     expect(blocks).toContain('most clicked: <https://docs.acme.com/quickstart|/quickstart>');
-    expect(blocks).toContain('share at least 60% of their words');
+    expect(blocks).toContain('grouped into topics by the words they share');
     expect(h.logs).toContain('insights.posted');
     await h.slack.dump('slack-view-out/insights.json');
   });
