@@ -57,6 +57,7 @@ export function coordinationQueries(
         .where('state', 'in', ['sent', 'refused', 'uncertain'])
         .where('updated_at', '<', before)
         .execute();
+      await db.deleteFrom('budget_uses').where('used_at', '<', before).execute();
     },
 
     takeBudgetSlot(key: string, nowMs: number, windowMs: number, limit: number) {

@@ -184,7 +184,11 @@ export interface Store extends BudgetStore {
   claimEvent(keys: string[], now: number): Promise<boolean>;
   /** Whether an event key was recorded (and not yet forgotten), without recording it. */
   eventSeen(key: string): Promise<boolean>;
-  /** Forgets event keys, and follow-ups that reached an end, older than `before`. */
+  /**
+   * Forgets event keys, follow-ups that reached an end, and budget uses older than `before`
+   * (a bucket no longer taken from, such as a past digest period's failures, is otherwise
+   * never emptied; every budget window is far shorter than the week `before` lies back).
+   */
   pruneEvents(before: number): Promise<void>;
 
   /** The project a channel is bound to, if any. */

@@ -32,6 +32,10 @@ describeEachEngine('store: budgets, coordination and digests', (db) => {
     await db.store.takeBudgetSlot('analytics', 5, 1_000, 10);
     expect(await db.store.oldestBudgetUse('agent:p', 0)).toBe(20);
     expect(await db.store.oldestBudgetUse('agent:p', 20)).toBe(50); // after 20, not at it
+    // Housekeeping forgets uses older than its horizon, in every bucket, taken from or not.
+    await db.store.pruneEvents(50);
+    expect(await db.store.oldestBudgetUse('agent:p', 0)).toBe(50);
+    expect(await db.store.oldestBudgetUse('analytics', 0)).toBeNull();
   });
 
   it('claims an event once, by any of its keys', async () => {
