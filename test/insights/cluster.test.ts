@@ -2,16 +2,12 @@ import { describe, expect, it } from 'vitest';
 import { agglomerate, type Linkage } from '../../src/insights/cluster.ts';
 import { Edges, type Item, similarityEdges } from '../../src/insights/vectors.ts';
 import { drain } from '../../src/reports/turns.ts';
+import { Prng } from '../chaos/prng.ts';
 
-/** A deterministic random number generator (mulberry32). */
+/** A deterministic random number generator, the chaos runs' seeded one. */
 function random(seed: number) {
-  let s = seed >>> 0;
-  return () => {
-    s = (s + 0x6d2b79f5) >>> 0;
-    let t = Math.imul(s ^ (s >>> 15), 1 | s);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
+  const prng = new Prng(seed);
+  return () => prng.next();
 }
 
 /**

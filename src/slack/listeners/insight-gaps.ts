@@ -13,6 +13,7 @@ import type { JobThread } from '../../store/types.ts';
 import { toChatError } from '../chat.ts';
 import { GAP_ACTION, readChoice } from '../gap-blocks.ts';
 import { type DraftMetadata, draftedWhere, draftModal } from '../insight-drafts.ts';
+import { ReportAction } from './insight-drafts.ts';
 
 export interface InsightGapDeps {
   gapBook: Pick<GapBook, 'get' | 'dismiss'>;
@@ -23,13 +24,7 @@ export interface InsightGapDeps {
   inflight: Inflight;
 }
 
-const Choice = z.object({
-  type: z.literal('block_actions'),
-  team: z.object({ id: z.string().min(1) }),
-  user: z.object({ id: z.string().min(1) }),
-  channel: z.object({ id: z.string().min(1) }),
-  trigger_id: z.string().min(1),
-  container: z.object({ message_ts: z.string().min(1).optional() }).optional(),
+const Choice = ReportAction.extend({
   actions: z
     .array(z.object({ action_id: z.string(), selected_option: z.object({ value: z.string() }) }))
     .length(1),
