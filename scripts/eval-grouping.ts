@@ -1,6 +1,7 @@
 /**
  * `npm run eval:grouping`: how well each grouping method finds the intents of the labelled
- * sets (test/insights/grouping-set.ts, and the held-out grouping-holdout.ts), and how long
+ * sets (test/insights/grouping-set.ts, grouping-holdout.ts, and grouping-holdout-c.ts, which
+ * no choice was made on), and how long
  * the default takes on 1,000 and 5,000 distinct texts (`--quick` leaves the timing out).
  * The method and its figures: docs/grouping.md.
  */
