@@ -39,14 +39,14 @@ describe('grouping, measured on labelled questions', () => {
 
   it('finds the intents of set A far better than the old rule', () => {
     const s = evaluate(defaults, GROUPING_SET);
-    expect(s.f1).toBeGreaterThanOrEqual(0.76);
+    expect(s.f1).toBeGreaterThanOrEqual(0.785);
     expect(s.precision).toBeGreaterThanOrEqual(0.98);
     expect(s.f1).toBeGreaterThan(4 * evaluate(old, GROUPING_SET).f1);
   });
 
   it('holds up on set B (held out until the synonym table grew, then used with A to keep its groups)', () => {
     const s = evaluate(defaults, HOLDOUT_SET);
-    expect(s.f1).toBeGreaterThanOrEqual(0.7);
+    expect(s.f1).toBeGreaterThanOrEqual(0.71);
     expect(s.precision).toBeGreaterThanOrEqual(0.93);
     expect(s.f1).toBeGreaterThan(4 * evaluate(old, HOLDOUT_SET).f1);
   });
