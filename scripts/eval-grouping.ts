@@ -1,6 +1,7 @@
 /**
  * `npm run eval:grouping`: how well each grouping method finds the intents of the labelled
- * sets (test/insights/grouping-set.ts, and the held-out grouping-holdout.ts), and how long
+ * sets (test/insights/grouping-set.ts, grouping-holdout.ts, and grouping-holdout-c.ts, which
+ * no choice was made on), and how long
  * the default takes on 1,000 and 5,000 distinct texts (`--quick` leaves the timing out).
  * The method and its figures: docs/grouping.md.
  */
@@ -17,6 +18,7 @@ import {
   timingCorpus,
 } from '../test/insights/grouping-eval.ts';
 import { HOLDOUT_SET } from '../test/insights/grouping-holdout.ts';
+import { HOLDOUT_SET_C, KEPT_APART_C } from '../test/insights/grouping-holdout-c.ts';
 import { GROUPING_SET, KEPT_APART, type LabelledQuestion } from '../test/insights/grouping-set.ts';
 
 const f = (x: number) => x.toFixed(3);
@@ -26,20 +28,21 @@ const describe = (name: string, set: readonly LabelledQuestion[]) =>
   `${name}: ${set.length} questions, ${new Set(set.map((q) => q.intent)).size} intents`;
 
 console.log(
-  `${describe('Set A (grouping-set.ts)', GROUPING_SET)}; ${describe('set B, held out (grouping-holdout.ts)', HOLDOUT_SET)}.`,
+  `${describe('Set A (grouping-set.ts)', GROUPING_SET)}; ${describe('set B, held out (grouping-holdout.ts)', HOLDOUT_SET)}; ${describe('set C, held out, never tuned on (grouping-holdout-c.ts)', HOLDOUT_SET_C)}.`,
 );
 console.log('Pairwise precision, recall, F1, adjusted Rand index, topics made.\n');
 console.log(
-  `${'method'.padEnd(56)}${'A: P      R      F1     ARI    topics'.padEnd(40)}${'B: P      R      F1     ARI    topics'.padEnd(40)}rotate/delete`,
+  `${'method'.padEnd(56)}${'A: P      R      F1     ARI    topics'.padEnd(40)}${'B: P      R      F1     ARI    topics'.padEnd(40)}${'C: P      R      F1     ARI    topics'.padEnd(40)}rotate/delete, C: delete/rename page`,
 );
+const apartOf = (m: Parameters<typeof mixes>[0]) =>
+  `${mixes(m, ...KEPT_APART) ? 'MIXED' : 'apart'}, ${mixes(m, ...KEPT_APART_C, HOLDOUT_SET_C) ? 'MIXED' : 'apart'}`;
 for (const m of METHODS) {
-  const apart = mixes(m, ...KEPT_APART) ? 'MIXED' : 'apart';
   console.log(
-    `${m.name.padEnd(56)}${row(evaluate(m, GROUPING_SET)).padEnd(40)}${row(evaluate(m, HOLDOUT_SET)).padEnd(40)}${apart}`,
+    `${m.name.padEnd(56)}${row(evaluate(m, GROUPING_SET)).padEnd(40)}${row(evaluate(m, HOLDOUT_SET)).padEnd(40)}${row(evaluate(m, HOLDOUT_SET_C)).padEnd(40)}${apartOf(m)}`,
   );
 }
 console.log(
-  `${'ceiling: same intent and a shared term (no method)'.padEnd(56)}${row(lexicalCeiling(GROUPING_SET)).padEnd(40)}${row(lexicalCeiling(HOLDOUT_SET))}`,
+  `${'ceiling: same intent and a shared term (no method)'.padEnd(56)}${row(lexicalCeiling(GROUPING_SET)).padEnd(40)}${row(lexicalCeiling(HOLDOUT_SET)).padEnd(40)}${row(lexicalCeiling(HOLDOUT_SET_C))}`,
 );
 
 console.log(
@@ -47,9 +50,8 @@ console.log(
 );
 for (const threshold of THRESHOLDS) {
   const m = grouping('', { threshold });
-  const apart = mixes(m, ...KEPT_APART) ? '  rotate/delete MIXED' : '';
   console.log(
-    `  ${threshold.toFixed(2)}  A ${row(evaluate(m, GROUPING_SET))}   B ${row(evaluate(m, HOLDOUT_SET))}${apart}`,
+    `  ${threshold.toFixed(2)}  A ${row(evaluate(m, GROUPING_SET))}   B ${row(evaluate(m, HOLDOUT_SET))}   C ${row(evaluate(m, HOLDOUT_SET_C))}   ${apartOf(m)}`,
   );
 }
 

@@ -1,17 +1,18 @@
 import type { Conversation, FeedbackEntry, SearchRow } from '../api/insights-schemas.ts';
 import { drain, type Steps } from '../reports/turns.ts';
 import { type DislikedPage, isOpen, type SearchGap } from './analyse.ts';
-import { groupTopics, type Topic } from './topics.ts';
+import { DEFAULT_GROUPING, type GroupingOptions, groupTopics, type Topic } from './topics.ts';
 
 /**
  * One need, one item: a question topic joined with the searches nobody followed and the
  * reader comments on the same need, so that a report lists it once, with one action.
  *
  * Rules (the words are the grouping's own: a topic's `words`, and a search's or comment's
- * words as the grouping reads them):
+ * words as the grouping reads them, with the team's INSIGHTS_SYNONYMS):
  * - A **search** gap joins the question topic whose words hold all of the search's words
  *   (a search is often a fragment of the question: "okta" → "How do I set up Okta SSO?"), or
- *   that shares at least 60% of their words with it (Jaccard ≥ 0.6, the grouping's rule).
+ *   that shares at least 60% of their words with it (Jaccard ≥ 0.6; a rule of its own, not
+ *   the grouping's, which compares TF-IDF vectors: docs/grouping.md).
  *   Of several, the closest (Jaccard), then the most asked. "delete api key" does not join
  *   "rotate api key" (2 of 4 words, and `delete` is not in it).
  * - A reader **comment** (a thumbs down with words, not marked resolved or dismissed) joins
@@ -71,6 +72,8 @@ export interface JoinInput {
   disliked: readonly DislikedPage[];
   /** Feedback entries read: their negative comments are matched. */
   feedback: readonly FeedbackEntry[];
+  /** The grouping's options (the team's synonyms): comments are read with them. */
+  grouping?: GroupingOptions;
 }
 
 /** The items of a report, ranked (rules above). */
@@ -100,7 +103,7 @@ export function* joinGapSteps(input: JoinInput): Steps<GapItem[]> {
   }
   yield;
   const comments = negativeComments(input.feedback);
-  const leftOnPages = attachComments(items, lead, comments);
+  const leftOnPages = attachComments(items, lead, comments, input.grouping ?? DEFAULT_GROUPING);
   yield;
   for (const p of input.disliked) {
     const left = leftOnPages.get(p.path) ?? [];
@@ -154,7 +157,8 @@ function emptyItem(kind: GapItem['kind'], t: Topic | undefined, title = ''): Gap
 }
 
 /** Words as the grouping reads them, for a text that is not a topic (a comment). */
-const wordsOf = (text: string): string[] => groupTopics([{ text }])[0]?.words ?? [];
+const wordsOf = (text: string, grouping: GroupingOptions): string[] =>
+  groupTopics([{ text }], grouping)[0]?.words ?? [];
 
 function questionItem(t: Topic, byText: Map<string, Conversation[]>): GapItem {
   const item = emptyItem('question', t);
@@ -260,6 +264,7 @@ function attachComments(
   items: readonly GapItem[],
   lead: ReadonlyMap<GapItem, string[]>,
   comments: readonly Comment[],
+  grouping: GroupingOptions,
 ): Map<string, Comment[]> {
   const df = new Map<string, number>();
   for (const words of lead.values())
@@ -272,7 +277,7 @@ function attachComments(
   });
   const left = new Map<string, Comment[]>();
   for (const c of comments) {
-    const words = new Set(wordsOf(c.text));
+    const words = new Set(wordsOf(c.text, grouping));
     let best: { item: GapItem; share: number } | undefined;
     for (const { item, words: its, rare } of targets) {
       const shared = its.filter((w) => words.has(w));

@@ -29,7 +29,12 @@ const QUESTION_WORDS =
   'am does doing done gets getting use using used need want possible please help anyone someone ' +
   'anything something ok okay hi hello thanks thank im dont cant doesnt isnt don t s ' +
   'via per vs ever again also just any all each best work works working know tell ' +
-  'shall may yes no not without';
+  'shall may yes no not without ' +
+  // An API product's readers name the API in most questions, and `api key`, `api token` are
+  // one term already (synonyms.ts): a bare `api` left over is rare only because its common
+  // uses were absorbed, and would join "Wie kann ich API-Schlüssel rotieren?" with
+  // "¿Cómo elimino una clave de API?" on that word alone.
+  'api';
 
 /** Accent-free lower case, for keys and comparisons. */
 export function fold(text: string): string {

@@ -211,6 +211,7 @@ async function analysed(
       unanswered: current.conversations.filter((c) => c.resolutionStatus === 'unanswered'),
       disliked: dislikedPages(current.byPage, current.feedback, { ...options, topN: GAPS_KEPT }),
       feedback: current.feedback,
+      grouping: options.grouping,
     }),
   );
   return {

@@ -3,7 +3,7 @@ import { agglomerate, type Linkage } from './cluster.ts';
 import { isStopWord } from './languages.ts';
 import { defaultLexicon, type Prepared, prepare, termsOf } from './normalise.ts';
 import { pacer } from './pace.ts';
-import { compileLexicon, type Stem } from './synonyms.ts';
+import { compileLexicon, type Lexicon, type Stem } from './synonyms.ts';
 import { typoMapSteps } from './typos.ts';
 import { type Item, similarityEdges } from './vectors.ts';
 
@@ -105,10 +105,7 @@ export function* groupTopicSteps(
   options: GroupingOptions = DEFAULT_GROUPING,
 ): Steps<Topic[]> {
   const o = { ...DEFAULT_GROUPING, ...options };
-  const lexicon =
-    o.synonyms.length === 0 && o.builtInSynonyms !== false && !o.stem
-      ? defaultLexicon()
-      : compileLexicon(o.synonyms, { builtIn: o.builtInSynonyms !== false, stem: o.stem });
+  const lexicon = lexiconOf(o);
   const variants = yield* collectVariants(inputs);
   const typos = o.typos === false ? new Map<string, string>() : yield* typoMapOf(variants, lexicon);
   const due = pacer();
@@ -164,6 +161,21 @@ export function* groupTopicSteps(
 const FLOOR = 0.2;
 /** Each text keeps this many of its most alike others as links (vectors.ts). */
 const NEIGHBOURS = 20;
+
+/** A team's lexicon, compiled once per synonym list (the configuration's is one list). */
+const compiled = new WeakMap<readonly (readonly string[])[], Lexicon>();
+
+function lexiconOf(o: GroupingOptions): Lexicon {
+  if (o.builtInSynonyms === false || o.stem)
+    return compileLexicon(o.synonyms, { builtIn: o.builtInSynonyms !== false, stem: o.stem });
+  if (o.synonyms.length === 0) return defaultLexicon();
+  let lexicon = compiled.get(o.synonyms);
+  if (!lexicon) {
+    lexicon = compileLexicon(o.synonyms);
+    compiled.set(o.synonyms, lexicon);
+  }
+  return lexicon;
+}
 
 function* collectVariants(inputs: readonly TopicInput[]): Steps<Variant[]> {
   const byText = new Map<string, Variant>();

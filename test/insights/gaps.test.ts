@@ -7,6 +7,7 @@ import {
   searchGaps,
 } from '../../src/insights/analyse.ts';
 import { joinGaps } from '../../src/insights/gaps.ts';
+import { DEFAULT_GROUPING, type GroupingOptions } from '../../src/insights/topics.ts';
 
 const conv = (query: string, i: number, pageUrl: string | null = null): Conversation => ({
   id: `c${i}`,
@@ -46,6 +47,7 @@ function join(o: {
   rows?: SearchRow[];
   feedback?: FeedbackEntry[];
   byPage?: { path: string; thumbsDown: number; thumbsUp: number }[];
+  grouping?: GroupingOptions;
 }) {
   const questions = o.questions ?? [];
   const rows = o.rows ?? [];
@@ -53,12 +55,13 @@ function join(o: {
   const pages = (o.byPage ?? []).map((p) => ({ ...p, code: 0, total: p.thumbsDown + p.thumbsUp }));
   const all = { ...DEFAULT_INSIGHTS, topN: Number.POSITIVE_INFINITY };
   return joinGaps({
-    questions: questionGaps(questions, Number.POSITIVE_INFINITY),
+    questions: questionGaps(questions, Number.POSITIVE_INFINITY, o.grouping),
     searches: searchGaps(rows, all),
     rows,
     unanswered: questions,
     disliked: dislikedPages(pages, feedback, all),
     feedback,
+    grouping: o.grouping,
   });
 }
 
@@ -136,6 +139,23 @@ describe('one need, one item', () => {
       comments: [{ text: 'no word on webhook retry' }],
     });
     expect(items[2]?.key).toBe('page:/pricing');
+  });
+
+  it("reads comments with the team's synonyms (INSIGHTS_SYNONYMS), as it reads questions", () => {
+    const run = (grouping: GroupingOptions) =>
+      join({
+        questions: [conv('How do I rotate API keys?', 1), conv('rotate api key', 2)],
+        feedback: [entry('/keys', 'Rien sur la rotation des clés', 'pending', 1)],
+        byPage: [{ path: '/keys', thumbsDown: 3, thumbsUp: 0 }],
+        grouping,
+      });
+    const withGlossary = run({ ...DEFAULT_GROUPING, synonyms: [['key', 'clé']] });
+    expect(withGlossary.map((i) => i.kind)).toEqual(['question']);
+    expect(withGlossary[0]?.comments.map((c) => c.text)).toEqual(['Rien sur la rotation des clés']);
+    // Without the glossary, `clés` is not `key`: the comment stays with its page.
+    const without = run(DEFAULT_GROUPING);
+    expect(without.map((i) => i.kind)).toEqual(['page', 'question']);
+    expect(without[1]?.comments).toEqual([]);
   });
 
   it('leaves out feedback the team marked resolved or dismissed, comments and thumbs down', () => {

@@ -84,7 +84,17 @@ export function grouping(name: string, over: Partial<GroupingOptions> = {}): Met
 
 /** A team's own glossary in its readers' languages, as INSIGHTS_SYNONYMS would give it. */
 export const TEAM_GLOSSARY = [
-  ['key', 'clé', 'schlüssel', 'clave', 'chave'],
+  [
+    'key',
+    'clé',
+    'clé api',
+    'api-schlüssel',
+    'schlüssel',
+    'clave',
+    'clave de api',
+    'chave',
+    'chave de api',
+  ],
   ['delete', 'supprimer', 'löschen', 'eliminar', 'borrar', 'excluir'],
   ['rotate', 'rotation', 'rotieren', 'rotar'],
   ['custom domain', 'domaine personnalisé', 'dominio personalizado', 'domínio personalizado'],

@@ -2,8 +2,10 @@ import type { LabelledQuestion } from './grouping-set.ts';
 
 /**
  * A second labelled set, written after the first figures and before the grouping was tuned,
- * on other product areas, and never used to choose a method or a threshold: figures on it
- * say how much the choices made on grouping-set.ts were fitted to that set.
+ * on other product areas, and not used to choose a method or a threshold: figures on it
+ * say how much the choices made on grouping-set.ts were fitted to that set. Since the built-in
+ * synonym table grew, it is no longer untouched: each new group was kept only if it helped A
+ * and B taken together. Set C (grouping-holdout-c.ts) is the untouched one now.
  *
  * Intents that share words on purpose: inviting a user and removing one; importing users and
  * exporting them; the idempotency key and the API key (synonyms.ts reads `key` as `api key`).

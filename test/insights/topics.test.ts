@@ -25,8 +25,10 @@ describe('normalisation', () => {
     expect(tokens('How do I rotate my API keys??')).toEqual(['key', 'rotat']);
     expect(tokens('API key rotation')).toEqual(['key', 'rotat']);
     expect(tokens('Rotating an API-key – how?')).toEqual(['key', 'rotat']);
-    expect(tokens('Comment configurer les clés API ?')).toEqual(['api', 'cle', 'configur']);
-    expect(tokens('¿Cómo puedo rotar mis claves?')).toEqual(['clav', 'mis', 'rot']);
+    // A bare `api` is a question word (languages.ts): most of an API product's questions name it.
+    expect(tokens('Comment configurer les clés API ?')).toEqual(['cle', 'configur']);
+    // `rotar` has the Spanish stem of `rotate`, a built-in synonym phrase (stemmed in every language).
+    expect(tokens('¿Cómo puedo rotar mis claves?')).toEqual(['clav', 'mis', 'rotat']);
     expect(tokens('??? !!!')).toEqual([]);
   });
 
