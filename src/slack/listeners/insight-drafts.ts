@@ -30,6 +30,7 @@ import {
 } from '../insight-drafts.ts';
 import { readJson } from '../json-value.ts';
 import { whereText } from './insight-gaps.ts';
+import { ReportAction } from './report-action.ts';
 
 export interface InsightDraftDeps {
   jobs: Pick<JobService, 'startJob'>;
@@ -44,16 +45,6 @@ export interface InsightDraftDeps {
   log: Logger;
   inflight: Inflight;
 }
-
-/** What a click on a report's message carries, whatever was clicked (a button, a menu). */
-export const ReportAction = z.object({
-  type: z.literal('block_actions'),
-  team: z.object({ id: z.string().min(1) }),
-  user: z.object({ id: z.string().min(1) }),
-  channel: z.object({ id: z.string().min(1) }),
-  trigger_id: z.string().min(1),
-  container: z.object({ message_ts: z.string().min(1).optional() }).optional(),
-});
 
 const Click = ReportAction.extend({
   actions: z.array(z.object({ action_id: z.string(), value: z.string() })).length(1),

@@ -13,7 +13,7 @@ import type { JobThread } from '../../store/types.ts';
 import { toChatError } from '../chat.ts';
 import { GAP_ACTION, readChoice } from '../gap-blocks.ts';
 import { type DraftMetadata, draftedWhere, draftModal } from '../insight-drafts.ts';
-import { ReportAction } from './insight-drafts.ts';
+import { ReportAction } from './report-action.ts';
 
 export interface InsightGapDeps {
   gapBook: Pick<GapBook, 'get' | 'dismiss'>;
