@@ -1,5 +1,13 @@
-import { newStemmer } from 'snowball-stemmers';
-import { deu, eng, fra, ita, nld, por, spa } from 'stopword';
+import { createRequire } from 'node:module';
+import type * as Snowball from 'snowball-stemmers';
+import type * as Stopword from 'stopword';
+
+/**
+ * The two language packages load when grouping first needs them, not with the bot: most
+ * processes never group a question between starts, and their word lists and stemmers hold
+ * a few megabytes for the life of the process once loaded (both are CommonJS: `require`).
+ */
+const load = createRequire(import.meta.url);
 
 /**
  * The languages grouping knows: a Snowball stemmer (snowball-stemmers) and a stop-word list
@@ -58,21 +66,32 @@ const foldAll = (words: readonly string[]) => words.map(fold);
 const listOf = (words: readonly string[], language: Language) =>
   new Set([...foldAll(words), ...(OTHER_QUESTION_WORDS[language]?.split(' ') ?? [])]);
 
-const STOP: Record<Language, ReadonlySet<string>> = {
-  en: new Set([...foldAll(eng), ...QUESTION_WORDS.split(' ')]),
-  fr: listOf(fra, 'fr'),
-  de: listOf(deu, 'de'),
-  es: listOf(spa, 'es'),
-  pt: listOf(por, 'pt'),
-  it: listOf(ita, 'it'),
-  nl: listOf(nld, 'nl'),
-};
+interface Lists {
+  stop: Record<Language, ReadonlySet<string>>;
+  /** A language's own stop words, less the English ones: the evidence that a text is in it. */
+  markers: [Language, ReadonlySet<string>][];
+}
+let lists: Lists | undefined;
 
-/** A language's own stop words, less the English ones: the evidence that a text is in it. */
-const MARKERS: [Language, ReadonlySet<string>][] = LANGUAGES.filter((l) => l !== 'en').map((l) => [
-  l,
-  new Set([...STOP[l]].filter((w) => !STOP.en.has(w))),
-]);
+function stopLists(): Lists {
+  if (lists) return lists;
+  const { deu, eng, fra, ita, nld, por, spa } = load('stopword') as typeof Stopword;
+  const stop: Record<Language, ReadonlySet<string>> = {
+    en: new Set([...foldAll(eng), ...QUESTION_WORDS.split(' ')]),
+    fr: listOf(fra, 'fr'),
+    de: listOf(deu, 'de'),
+    es: listOf(spa, 'es'),
+    pt: listOf(por, 'pt'),
+    it: listOf(ita, 'it'),
+    nl: listOf(nld, 'nl'),
+  };
+  const markers = LANGUAGES.filter((l) => l !== 'en').map((l): [Language, ReadonlySet<string>] => [
+    l,
+    new Set([...stop[l]].filter((w) => !stop.en.has(w))),
+  ]);
+  lists = { stop, markers };
+  return lists;
+}
 
 /** Letters that hint at a language (before accents are folded away): one, or half a, marker. */
 const HINTS: [RegExp, Language[], number][] = [
@@ -92,11 +111,12 @@ const MIN_MARKERS = 2;
  * ß or ñ counting as markers too; otherwise English (short fragments, product words).
  */
 export function guessLanguage(lowerText: string, foldedWords: readonly string[]): Language {
+  const { stop, markers: byLanguage } = stopLists();
   let english = 0;
-  for (const w of foldedWords) if (STOP.en.has(w)) english += 1;
+  for (const w of foldedWords) if (stop.en.has(w)) english += 1;
   let best: Language = 'en';
   let bestScore = 0;
-  for (const [language, markers] of MARKERS) {
+  for (const [language, markers] of byLanguage) {
     let score = 0;
     for (const w of foldedWords) if (markers.has(w)) score += 1;
     if (score === 0) continue;
@@ -110,7 +130,8 @@ export function guessLanguage(lowerText: string, foldedWords: readonly string[])
 
 /** A stop word in the text's language, or in English (read in every language). */
 export function isStopWord(folded: string, language: Language): boolean {
-  return STOP.en.has(folded) || STOP[language].has(folded);
+  const { stop } = stopLists();
+  return stop.en.has(folded) || stop[language].has(folded);
 }
 
 const stemmers = new Map<Language, { stem(word: string): string }>();
@@ -125,7 +146,7 @@ export function stemWord(lowerWord: string, language: Language): string {
   if (hit !== undefined) return hit;
   let stemmer = stemmers.get(language);
   if (!stemmer) {
-    stemmer = newStemmer(SNOWBALL[language]);
+    stemmer = (load('snowball-stemmers') as typeof Snowball).newStemmer(SNOWBALL[language]);
     stemmers.set(language, stemmer);
   }
   // Digits and mixed tokens (429, int64, 2fa) are kept as they are.
