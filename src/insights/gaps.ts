@@ -134,7 +134,8 @@ function conversationsByText(cs: readonly Conversation[]): Map<string, Conversat
   return out;
 }
 
-function emptyItem(kind: GapItem['kind'], t: Topic | undefined, title = ''): GapItem {
+/** An item with nothing counted yet: of a topic, or titled by a search or a page. */
+export function emptyItem(kind: GapItem['kind'], t: Topic | undefined, title = ''): GapItem {
   return {
     kind,
     key: t ? wordsKey(t) : title,

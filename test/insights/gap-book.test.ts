@@ -9,6 +9,7 @@ import { joinGaps } from '../../src/insights/gaps.ts';
 import type { InsightsReport } from '../../src/insights/report.ts';
 import { openSqliteStore } from '../../src/store/sqlite.ts';
 import type { Store } from '../../src/store/types.ts';
+import { unanswered } from '../helpers/insights.ts';
 import { memoryLogger } from '../helpers/log.ts';
 
 const DAY = 86_400_000;
@@ -33,17 +34,8 @@ afterEach(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-const asked = (query: string, at: string, i = 0): Conversation => ({
-  id: `${query}-${at}-${i}`,
-  timestamp: at,
-  query,
-  response: '',
-  responseType: 'answer',
-  sources: [],
-  resolutionStatus: 'unanswered',
-  queryCategory: null,
-  pageUrl: null,
-});
+const asked = (query: string, at: string, i = 0): Conversation =>
+  unanswered(query, { id: `${query}-${at}-${i}`, timestamp: at });
 const searched = (searchQuery: string, hits: number, last: string): SearchRow => ({
   searchQuery,
   hits,

@@ -8,18 +8,14 @@ import {
 } from '../../src/insights/analyse.ts';
 import { joinGaps } from '../../src/insights/gaps.ts';
 import { DEFAULT_GROUPING, type GroupingOptions } from '../../src/insights/topics.ts';
+import { unanswered } from '../helpers/insights.ts';
 
-const conv = (query: string, i: number, pageUrl: string | null = null): Conversation => ({
-  id: `c${i}`,
-  timestamp: `2026-11-${String(10 + (i % 10)).padStart(2, '0')}T10:00:00Z`,
-  query,
-  response: '',
-  responseType: 'answer',
-  sources: [],
-  resolutionStatus: 'unanswered',
-  queryCategory: null,
-  pageUrl,
-});
+const conv = (query: string, i: number, pageUrl: string | null = null): Conversation =>
+  unanswered(query, {
+    id: `c${i}`,
+    timestamp: `2026-11-${String(10 + (i % 10)).padStart(2, '0')}T10:00:00Z`,
+    pageUrl,
+  });
 const row = (searchQuery: string, hits: number, ctr = 0): SearchRow => ({
   searchQuery,
   hits,

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { GapItem } from '../../src/insights/gaps.ts';
+import { emptyItem, type GapItem } from '../../src/insights/gaps.ts';
 import { impactOf } from '../../src/insights/impact.ts';
 
 const at = (iso: string) => Date.parse(iso);
@@ -7,24 +7,11 @@ const week = { from: '2026-11-09', to: '2026-11-16', days: 7, timeZone: 'UTC' };
 const before = { asked: 14, searched: 40, from: '2026-10-26', to: '2026-11-09', days: 14 };
 
 function item(over: Partial<GapItem>): GapItem {
+  const key = 'api key rotat';
   return {
-    kind: 'question',
-    key: 'api key rotat',
-    signatures: ['api key rotat'],
-    title: 'How do I rotate API keys?',
-    asked: 0,
-    searched: 0,
-    ctr: null,
-    page: null,
-    wordings: [],
-    searches: [],
-    pages: [],
-    comments: [],
-    distinct: { wordings: 0, searches: 0, comments: 0, pages: 0 },
-    askedAt: [],
-    searchedLastAt: null,
-    weight: 0,
-    lastAt: null,
+    ...emptyItem('question', undefined, 'How do I rotate API keys?'),
+    key,
+    signatures: [key],
     ...over,
   };
 }
