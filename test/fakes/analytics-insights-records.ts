@@ -96,7 +96,7 @@ export function makeConversations(
       g.query,
       -1 - i,
       false,
-      null,
+      g.page ?? null,
       g.category,
     );
     return g.pageUrl ? { ...r, pageUrl: g.pageUrl } : r;

@@ -48,16 +48,37 @@ export interface SeedGap {
   query: string;
   daysAgo: number;
   category: string;
+  /** The docs page the reader was on when asking (2 in 3 conversations say so). */
+  page?: string;
 }
 
+/** Where readers asked about keys: the authentication guide and the API reference, by turns. */
+const KEY_PAGES = ['/guides/authentication', '/api-reference/introduction'];
+
 export function seededGaps(): SeedGap[] {
+  const keys = (query: string, daysAgo: number, i: number) => ({
+    query,
+    daysAgo,
+    category: 'API keys',
+    page: KEY_PAGES[i % 2]!,
+  });
   return [
-    ...ROTATE_KEY_QUESTIONS.map((query, i) => ({ query, daysAgo: i + 1, category: 'API keys' })),
-    ...SSO_QUESTIONS.map((query, i) => ({ query, daysAgo: 2 * i + 1, category: 'Auth' })),
-    ...WEBHOOK_QUESTIONS.map((query, i) => ({ query, daysAgo: 2 * i + 2, category: 'Webhooks' })),
-    { query: DELETE_KEY_QUESTIONS[0]!, daysAgo: 3, category: 'API keys' },
-    { query: DELETE_KEY_QUESTIONS[1]!, daysAgo: 10, category: 'API keys' },
-    { query: GERMAN_QUESTION, daysAgo: 6, category: 'API keys' },
+    ...ROTATE_KEY_QUESTIONS.map((query, i) => keys(query, i + 1, i)),
+    ...SSO_QUESTIONS.map((query, i) => ({
+      query,
+      daysAgo: 2 * i + 1,
+      category: 'Auth',
+      page: '/guides/authentication',
+    })),
+    ...WEBHOOK_QUESTIONS.map((query, i) => ({
+      query,
+      daysAgo: 2 * i + 2,
+      category: 'Webhooks',
+      page: '/api-reference/introduction',
+    })),
+    keys(DELETE_KEY_QUESTIONS[0]!, 3, 0),
+    keys(DELETE_KEY_QUESTIONS[1]!, 10, 1),
+    keys(GERMAN_QUESTION, 6, 0),
   ];
 }
 
