@@ -220,6 +220,19 @@ export type ConfigResult = { ok: true; config: Config } | { ok: false; problems:
  */
 export function loadConfig(env: Record<string, string | undefined> = process.env): ConfigResult {
   const parsed = EnvSchema.safeParse(env);
+  const problems = problemsOf(env, parsed);
+  if (!parsed.success || problems.length > 0) return { ok: false, problems };
+  return { ok: true, config: shaped(parsed.data) };
+}
+
+type Parsed = ReturnType<typeof EnvSchema.safeParse>;
+
+/**
+ * Every problem of the environment, one line each, naming variables and never their values:
+ * placeholders, shape errors, and cross-field rules (checked even when other variables are
+ * wrong, so that one run lists everything).
+ */
+function problemsOf(env: Record<string, string | undefined>, parsed: Parsed): string[] {
   const placeholders = Object.entries(PLACEHOLDERS).filter(([name, v]) => env[name]?.trim() === v);
   const copied = new Set(placeholders.map(([name]) => name));
   // A placeholder's own line says what is wrong; its shape errors would only add noise.
@@ -232,66 +245,62 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
         (issue) => `${String(issue.path[0] ?? 'environment')} ${issue.message}`,
       ),
   ];
-  // Cross-field rules, checked even when other variables are wrong so that one run
-  // lists every problem.
   if (!env.SLACK_APP_TOKEN?.trim() && !env.SLACK_SIGNING_SECRET?.trim()) {
     problems.push(
       'SLACK_SIGNING_SECRET is required in HTTP mode (set SLACK_APP_TOKEN to use Socket Mode instead)',
     );
   }
-  if (parsed.success && parsed.data.POLL_MAX_INTERVAL_MS < parsed.data.POLL_INTERVAL_MS) {
-    problems.push(
-      `POLL_MAX_INTERVAL_MS must be at least POLL_INTERVAL_MS (${parsed.data.POLL_INTERVAL_MS})`,
-    );
+  const e = parsed.data;
+  if (e && e.POLL_MAX_INTERVAL_MS < e.POLL_INTERVAL_MS) {
+    problems.push(`POLL_MAX_INTERVAL_MS must be at least POLL_INTERVAL_MS (${e.POLL_INTERVAL_MS})`);
   }
   // A leased post makes at most two Slack calls in turn (the thread check, then the post):
   // both must end, or be cut off, before the lease does, or another replica could take the
   // post over while it is still in flight and post it twice.
-  if (parsed.success && parsed.data.LEASE_MS < 2 * parsed.data.SLACK_TIMEOUT_MS) {
+  if (e && e.LEASE_MS < 2 * e.SLACK_TIMEOUT_MS) {
     problems.push(
-      `LEASE_MS must be at least twice SLACK_TIMEOUT_MS (${2 * parsed.data.SLACK_TIMEOUT_MS}): a post's lease must outlast the thread check and the post`,
+      `LEASE_MS must be at least twice SLACK_TIMEOUT_MS (${2 * e.SLACK_TIMEOUT_MS}): a post's lease must outlast the thread check and the post`,
     );
   }
-  if (!parsed.success || problems.length > 0)
-    return { ok: false, problems: [...new Set(problems)] };
-  const e = parsed.data;
+  return [...new Set(problems)];
+}
+
+/** The configuration the bot runs on, from a valid environment. */
+function shaped(e: z.infer<typeof EnvSchema>): Config {
   return {
-    ok: true,
-    config: {
-      slack: {
-        botToken: e.SLACK_BOT_TOKEN,
-        appToken: e.SLACK_APP_TOKEN,
-        signingSecret: e.SLACK_SIGNING_SECRET,
-        apiUrl: e.SLACK_API_URL.endsWith('/') ? e.SLACK_API_URL : `${e.SLACK_API_URL}/`,
-        mode: e.SLACK_APP_TOKEN ? 'socket' : 'http',
-        timeoutMs: e.SLACK_TIMEOUT_MS,
-      },
-      port: e.PORT,
-      api: {
-        key: e.MINTLIFY_API_KEY,
-        projectId: e.MINTLIFY_PROJECT_ID,
-        baseUrl: e.MINTLIFY_API_URL.replace(/\/+$/, ''),
-        projectKeys: e.MINTLIFY_PROJECT_KEYS,
-      },
-      adminUsers: e.ADMIN_USERS,
-      databaseUrl: e.DATABASE_URL,
-      databaseTimeoutMs: e.DATABASE_TIMEOUT_MS,
-      poll: {
-        intervalMs: e.POLL_INTERVAL_MS,
-        maxIntervalMs: e.POLL_MAX_INTERVAL_MS,
-        concurrencyMax: e.POLL_CONCURRENCY_MAX,
-      },
-      leaseMs: e.LEASE_MS,
-      digest: { channel: e.DIGEST_CHANNEL, cron: e.DIGEST_CRON, timeZone: e.DIGEST_TIMEZONE },
-      visitors: {
-        maxRequests: e.VISITORS_MAX_REQUESTS,
-        docsBaseUrl: e.DOCS_BASE_URL?.replace(/\/+$/, ''),
-      },
-      insights: { synonyms: e.INSIGHTS_SYNONYMS, similarity: e.INSIGHTS_SIMILARITY },
-      shutdownTimeoutMs: e.SHUTDOWN_TIMEOUT_MS,
-      startConcurrency: e.START_CONCURRENCY,
-      access: { users: e.ALLOWED_USERS, channels: e.ALLOWED_CHANNELS },
-      logLevel: e.LOG_LEVEL,
+    slack: {
+      botToken: e.SLACK_BOT_TOKEN,
+      appToken: e.SLACK_APP_TOKEN,
+      signingSecret: e.SLACK_SIGNING_SECRET,
+      apiUrl: e.SLACK_API_URL.endsWith('/') ? e.SLACK_API_URL : `${e.SLACK_API_URL}/`,
+      mode: e.SLACK_APP_TOKEN ? 'socket' : 'http',
+      timeoutMs: e.SLACK_TIMEOUT_MS,
     },
+    port: e.PORT,
+    api: {
+      key: e.MINTLIFY_API_KEY,
+      projectId: e.MINTLIFY_PROJECT_ID,
+      baseUrl: e.MINTLIFY_API_URL.replace(/\/+$/, ''),
+      projectKeys: e.MINTLIFY_PROJECT_KEYS,
+    },
+    adminUsers: e.ADMIN_USERS,
+    databaseUrl: e.DATABASE_URL,
+    databaseTimeoutMs: e.DATABASE_TIMEOUT_MS,
+    poll: {
+      intervalMs: e.POLL_INTERVAL_MS,
+      maxIntervalMs: e.POLL_MAX_INTERVAL_MS,
+      concurrencyMax: e.POLL_CONCURRENCY_MAX,
+    },
+    leaseMs: e.LEASE_MS,
+    digest: { channel: e.DIGEST_CHANNEL, cron: e.DIGEST_CRON, timeZone: e.DIGEST_TIMEZONE },
+    visitors: {
+      maxRequests: e.VISITORS_MAX_REQUESTS,
+      docsBaseUrl: e.DOCS_BASE_URL?.replace(/\/+$/, ''),
+    },
+    insights: { synonyms: e.INSIGHTS_SYNONYMS, similarity: e.INSIGHTS_SIMILARITY },
+    shutdownTimeoutMs: e.SHUTDOWN_TIMEOUT_MS,
+    startConcurrency: e.START_CONCURRENCY,
+    access: { users: e.ALLOWED_USERS, channels: e.ALLOWED_CHANNELS },
+    logLevel: e.LOG_LEVEL,
   };
 }
