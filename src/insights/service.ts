@@ -202,6 +202,8 @@ async function analysed(
   const searched = await inTurns(
     searchGapSteps(current.searches, { ...options, topN: Number.POSITIVE_INFINITY }),
   );
+  // Pages ranked once: the gaps join any of them, the report lists the first few.
+  const disliked = dislikedPages(current.byPage, current.feedback, { ...options, topN: GAPS_KEPT });
   // One item per need: questions, no-click searches and comments joined (gaps.ts).
   const gaps = await inTurns(
     joinGapSteps({
@@ -209,7 +211,7 @@ async function analysed(
       searches: searched,
       rows: current.searches,
       unanswered: current.conversations.filter((c) => c.resolutionStatus === 'unanswered'),
-      disliked: dislikedPages(current.byPage, current.feedback, { ...options, topN: GAPS_KEPT }),
+      disliked,
       feedback: current.feedback,
       grouping: options.grouping,
     }),
@@ -222,7 +224,7 @@ async function analysed(
       questions: Math.max(0, asked.length - options.topN),
       searches: Math.max(0, searched.length - options.topN),
     },
-    disliked: dislikedPages(current.byPage, current.feedback, options),
+    disliked: disliked.slice(0, options.topN),
     gaps: gaps.slice(0, GAPS_KEPT),
     gapsDropped: Math.max(0, gaps.length - GAPS_KEPT),
     topSearches: topSearches(current.searches, options.topN),

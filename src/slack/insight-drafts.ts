@@ -12,9 +12,8 @@ import { readJson } from './json-value.ts';
  * seed): it still opens a form, written from the seed. Pure.
  */
 
+/** The action id prefix of those older reports' Draft it buttons (`insight_draft_question_0`). */
 export const DRAFT_ACTION = 'insight_draft';
-/** Slack's limit on a button's value. */
-export const BUTTON_VALUE_MAX = 2_000;
 
 export const DraftSeed = z.object({
   kind: z.enum(['question', 'search', 'page']),

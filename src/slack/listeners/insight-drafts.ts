@@ -18,6 +18,7 @@ import type { WorkLanes } from '../../work-queue.ts';
 import { toChatError } from '../chat.ts';
 import {
   budgetSpentError,
+  DRAFT_ACTION,
   DRAFT_INPUT,
   DRAFT_VIEW,
   DRAFTED_ERROR,
@@ -254,7 +255,7 @@ export function registerInsightDrafts(app: App, deps: InsightDraftDeps): void {
     }
   }
 
-  app.action({ type: 'block_actions', action_id: /^insight_draft_/ }, (args) =>
+  app.action({ type: 'block_actions', action_id: new RegExp(`^${DRAFT_ACTION}_`) }, (args) =>
     deps.inflight.track(onClick(args)),
   );
   app.view(DRAFT_VIEW, (args) => deps.inflight.track(onSubmit(args)));
