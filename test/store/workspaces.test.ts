@@ -183,7 +183,7 @@ describeEachEngine('store: docs connections and settings', (db) => {
     expect(await db.store.getDocsConnection({ teamId: 'T3' })).toBeUndefined();
   });
 
-  it('refuses settings that do not pass the schema, and reads a bad stored field as unset', async () => {
+  it('refuses settings that do not pass the schema, storing nothing', async () => {
     const ws = { teamId: 'T1' };
     for (const bad of [
       { digestChannel: '#general' },
