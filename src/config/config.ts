@@ -1,6 +1,8 @@
 import { Cron } from 'croner';
 import { z } from 'zod';
 import { CORE_REQUESTS, DEFAULT_MAX_REQUESTS } from '../reports/limits.ts';
+import type { Keyring } from '../sealed.ts';
+import { encryptionKeys } from './keys.ts';
 import {
   commaList,
   fraction,
@@ -40,7 +42,7 @@ export const PLACEHOLDERS: Readonly<Record<string, string>> = {
 /** A conversation the digest can post in: a public (C…) or private (G…) channel id. */
 const CHANNEL_ID = /^[CG][A-Z0-9]{2,}$/;
 
-const EnvSchema = z.object({
+export const EnvSchema = z.object({
   SLACK_BOT_TOKEN: optionalString.pipe(
     z.string({ error: 'is required (the xoxb-… bot token)' }).startsWith('xoxb-', {
       error: 'must be a bot token starting with xoxb-',
@@ -138,6 +140,8 @@ const EnvSchema = z.object({
   START_CONCURRENCY: wholeNumber(32, 1, 1_000),
   ALLOWED_CHANNELS: slackIdList('channel', /^[CGD][A-Z0-9]{2,}$/, 'C0123ABCD'),
   ALLOWED_USERS: slackIdList('user', /^[UW][A-Z0-9]{2,}$/, 'U0123ABCD'),
+  ENCRYPTION_KEYS: encryptionKeys,
+  UNINSTALL_RETENTION_DAYS: wholeNumber(30, 0, 3650),
   LOG_LEVEL: optionalString.pipe(
     z.enum(logLevels, { error: `must be one of ${logLevels.join(', ')}` }).default('info'),
   ),
@@ -209,6 +213,11 @@ export interface Config {
   startConcurrency: number;
   /** Who may use the bot, and where (src/access.ts); undefined lists leave nobody out. */
   access: { users: string[] | undefined; channels: string[] | undefined };
+  /**
+   * Secrets at rest (src/sealed.ts): the keys that seal stored tokens and docs keys, the
+   * first sealing; and how many days an uninstalled workspace's other data is kept.
+   */
+  workspaces: { encryptionKeys: Keyring | undefined; uninstallRetentionDays: number };
   logLevel: (typeof logLevels)[number];
 }
 
@@ -301,6 +310,10 @@ function shaped(e: z.infer<typeof EnvSchema>): Config {
     shutdownTimeoutMs: e.SHUTDOWN_TIMEOUT_MS,
     startConcurrency: e.START_CONCURRENCY,
     access: { users: e.ALLOWED_USERS, channels: e.ALLOWED_CHANNELS },
+    workspaces: {
+      encryptionKeys: e.ENCRYPTION_KEYS,
+      uninstallRetentionDays: e.UNINSTALL_RETENTION_DAYS,
+    },
     logLevel: e.LOG_LEVEL,
   };
 }

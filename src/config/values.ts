@@ -16,6 +16,10 @@ export function hideConfigValues(config: Config): (text: string) => string {
     [slack.signingSecret, '[redacted]'],
     [api.key, '[redacted]'],
     ...Object.values(api.projectKeys).map((k): [string, string] => [k, '[redacted]']),
+    ...(config.workspaces.encryptionKeys?.redactions() ?? []).map((k): [string, string] => [
+      k,
+      '[redacted]',
+    ]),
     ...databaseParts(config.databaseUrl),
     [slack.apiUrl, 'SLACK_API_URL'],
     [slack.apiUrl.replace(/\/+$/, ''), 'SLACK_API_URL'],
@@ -61,11 +65,12 @@ function databaseParts(url: string): [string | undefined, string][] {
   }
 }
 
-/** Every secret the configuration holds: tokens, keys, and the database URL's secret parts. */
+/** Every secret the configuration holds: tokens, keys (ENCRYPTION_KEYS too), and the database URL's secret parts. */
 export function configSecrets(
-  config: Pick<Config, 'slack' | 'api' | 'databaseUrl'>,
+  config: Pick<Config, 'slack' | 'api' | 'databaseUrl'> & Partial<Pick<Config, 'workspaces'>>,
 ): (string | undefined)[] {
   return [
+    ...(config.workspaces?.encryptionKeys?.redactions() ?? []),
     config.slack.botToken,
     config.slack.appToken,
     config.slack.signingSecret,

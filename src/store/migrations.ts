@@ -1,6 +1,7 @@
 import type { CreateTableBuilder, Kysely } from 'kysely';
 import type { Migration } from 'kysely/migration';
 import type { Engine } from './engine.ts';
+import { workspacesMigration } from './migration-workspaces.ts';
 
 /**
  * One migration. Every release's migrations are additive (expand): new tables, new nullable
@@ -326,5 +327,7 @@ export function migrations(kind: Engine['kind']): Record<string, Step> {
         await db.schema.createIndex('job_threads_gap').on('job_threads').column('gap_id').execute();
       },
     },
+    // Its tables are long enough for a file of their own.
+    '0017_workspaces': workspacesMigration,
   };
 }

@@ -25,14 +25,16 @@ import type {
   ReportHeadline,
   StartRetry,
 } from './records.ts';
+import type { WorkspaceStore } from './workspace-port.ts';
 
 /**
  * The store's port: what the bot asks of it, grouped by area (threads and starts, polls and
  * leases, follow-ups, root updates, the outbox, events, projects, traffic figures, digests,
- * buttons). Implemented by ./store.ts over SQLite or PostgreSQL; the entity types are in
- * ./types.ts, which re-exports this interface.
+ * buttons; the distributed mode's workspaces in ./workspace-port.ts). Implemented by
+ * ./store.ts over SQLite or PostgreSQL; the entity types are in ./types.ts, which
+ * re-exports this interface.
  */
-export interface Store extends BudgetStore {
+export interface Store extends BudgetStore, WorkspaceStore {
   createThread(t: NewThread, now: number): Promise<JobThread>;
   getThread(id: number): Promise<JobThread | undefined>;
   /** A person's jobs still starting or running, newest first (`/agent status`). */

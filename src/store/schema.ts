@@ -137,6 +137,46 @@ export interface Database {
     created_at: number;
     last_seen_at: number;
   };
+  /**
+   * Slack installations of the distributed mode (src/store/installations.ts), one per
+   * (enterprise, team, org-wide or not); '' stands for no enterprise or no team. `sealed` is
+   * the whole installation, sealed (src/sealed.ts) by key `key_id`.
+   */
+  installations: {
+    enterprise_id: string;
+    team_id: string;
+    is_enterprise_install: number;
+    installer_user_id: string | null;
+    bot_user_id: string | null;
+    sealed: string;
+    key_id: string;
+    installed_at: number;
+    updated_at: number;
+  };
+  /**
+   * A workspace's docs project and sealed admin API key (null until connected, or once
+   * disconnected), and its settings as JSON (src/workspace-settings.ts).
+   */
+  docs_connections: {
+    enterprise_id: string;
+    team_id: string;
+    project_id: string | null;
+    sealed_key: string | null;
+    key_id: string | null;
+    connected_by: string | null;
+    connected_at: number | null;
+    settings: string;
+    updated_at: number;
+  };
+  /** Workspaces uninstalled, and when the rest of their data is due to be forgotten. */
+  workspace_forgets: {
+    enterprise_id: string;
+    team_id: string;
+    uninstalled_at: number;
+    forget_at: number;
+  };
+  /** A value sealed by each key when it first sealed: the start-up check opens it. */
+  secret_keys: { key_id: string; check_value: string; created_at: number };
   digest_runs: {
     channel_id: string;
     period_key: string;

@@ -1,14 +1,18 @@
 import { announcementQueries } from './announcements.ts';
 import { buttonQueries } from './buttons.ts';
 import { coordinationQueries } from './coordination.ts';
+import { docsConnectionQueries } from './docs-connections.ts';
 import type { Engine } from './engine.ts';
 import { followUpQueries } from './follow-ups.ts';
+import { forgetQueries } from './forgets.ts';
 import { gapQueries } from './gaps.ts';
 import { homeQueries } from './home.ts';
+import { installationQueries } from './installations.ts';
 import { pendingCommandQueries } from './pending-commands.ts';
 import { pollQueries } from './polls.ts';
 import { projectQueries } from './projects.ts';
 import { reportCacheQueries } from './report-cache.ts';
+import { sealedValueQueries } from './sealed-values.ts';
 import { threadQueries } from './threads.ts';
 import type { Store } from './types.ts';
 
@@ -26,6 +30,10 @@ export function createStore(engine: Engine): Store {
     ...reportCacheQueries(engine),
     ...pendingCommandQueries(engine),
     ...gapQueries(engine),
+    ...installationQueries(engine),
+    ...docsConnectionQueries(engine),
+    ...forgetQueries(engine),
+    ...sealedValueQueries(engine),
     ping: () => engine.ping(),
     databaseTime: () => engine.databaseTime(),
     close: () => engine.close(),

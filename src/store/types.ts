@@ -6,3 +6,5 @@
  */
 export type { Store } from './port.ts';
 export * from './records.ts';
+export type { WorkspaceStore } from './workspace-port.ts';
+export * from './workspace-records.ts';

@@ -1,0 +1,103 @@
+import type { Selectable } from 'kysely';
+import type { Engine } from './engine.ts';
+import { type Database, num } from './schema.ts';
+import type { WorkspaceStore } from './workspace-port.ts';
+import { orNull, type WorkspaceForget, workspaceColumns } from './workspace-records.ts';
+
+/**
+ * Uninstalls: a workspace's tokens and docs key go at once; the rest of its data is
+ * forgotten later (UNINSTALL_RETENTION_DAYS), by whoever reads `dueForgets`.
+ */
+export function forgetQueries(
+  e: Engine,
+): Pick<WorkspaceStore, 'markUninstalled' | 'pendingForget' | 'dueForgets' | 'clearUninstalled'> {
+  const { db } = e;
+  return {
+    markUninstalled: (ws, now, forgetAt) =>
+      e.writeTx(
+        async (tx) => {
+          const key = workspaceColumns(ws);
+          const installations = await tx
+            .deleteFrom('installations')
+            .where('enterprise_id', '=', key.enterprise_id)
+            .where('team_id', '=', key.team_id)
+            .executeTakeFirst();
+          let connections = tx
+            .deleteFrom('docs_connections')
+            .where('enterprise_id', '=', key.enterprise_id);
+          connections =
+            key.team_id !== ''
+              ? connections.where('team_id', '=', key.team_id)
+              : // An org: its own row, and its teams' that were served by the org-wide install.
+                connections.where(({ not, exists, selectFrom }) =>
+                  not(
+                    exists(
+                      selectFrom('installations')
+                        .select('installations.team_id')
+                        .whereRef(
+                          'installations.enterprise_id',
+                          '=',
+                          'docs_connections.enterprise_id',
+                        )
+                        .whereRef('installations.team_id', '=', 'docs_connections.team_id'),
+                    ),
+                  ),
+                );
+          const deleted = await connections.executeTakeFirst();
+          await tx
+            .insertInto('workspace_forgets')
+            .values({ ...key, uninstalled_at: now, forget_at: forgetAt })
+            .onConflict((oc) => oc.columns(['enterprise_id', 'team_id']).doNothing())
+            .execute();
+          return {
+            installations: Number(installations.numDeletedRows),
+            connections: Number(deleted.numDeletedRows),
+          };
+        },
+        `uninstall:${ws.enterpriseId ?? ''}:${ws.teamId ?? ''}`,
+      ),
+
+    async pendingForget(ws) {
+      const key = workspaceColumns(ws);
+      const r = await db
+        .selectFrom('workspace_forgets')
+        .selectAll()
+        .where('enterprise_id', '=', key.enterprise_id)
+        .where('team_id', '=', key.team_id)
+        .executeTakeFirst();
+      return r && forgetOf(r);
+    },
+
+    async dueForgets(now, limit) {
+      const rows = await db
+        .selectFrom('workspace_forgets')
+        .selectAll()
+        .where('forget_at', '<=', now)
+        .orderBy('forget_at')
+        .orderBy('enterprise_id')
+        .orderBy('team_id')
+        .limit(limit)
+        .execute();
+      return rows.map(forgetOf);
+    },
+
+    async clearUninstalled(ws) {
+      const key = workspaceColumns(ws);
+      const r = await db
+        .deleteFrom('workspace_forgets')
+        .where('enterprise_id', '=', key.enterprise_id)
+        .where('team_id', '=', key.team_id)
+        .executeTakeFirst();
+      return Number(r.numDeletedRows) === 1;
+    },
+  };
+}
+
+function forgetOf(r: Selectable<Database['workspace_forgets']>): WorkspaceForget {
+  return {
+    enterpriseId: orNull(r.enterprise_id),
+    teamId: orNull(r.team_id),
+    uninstalledAt: num(r.uninstalled_at),
+    forgetAt: num(r.forget_at),
+  };
+}

@@ -1,0 +1,81 @@
+import type { WorkspaceSettings } from '../workspace-settings.ts';
+import type {
+  InstallationQuery,
+  InstallationSummary,
+  KeyCheck,
+  NewDocsConnection,
+  NewInstallation,
+  SealedCount,
+  SealedInstallation,
+  SealedKind,
+  SealedSecret,
+  StoredDocsConnection,
+  UninstallOutcome,
+  WorkspaceForget,
+  WorkspaceKey,
+} from './workspace-records.ts';
+
+/**
+ * The distributed mode's part of the store: installations, docs connections, uninstalls,
+ * and the sealed values' bookkeeping. Secrets come in and go out sealed, as opaque text;
+ * sealing and opening happen in src/workspaces/vault.ts, which holds the keys.
+ */
+export interface WorkspaceStore {
+  /** Saves an installation, replacing the one under the same ids (a re-install, a token refresh). */
+  saveInstallation(i: NewInstallation): Promise<void>;
+  /**
+   * Bolt's lookup: an org-wide query (`isEnterpriseInstall`) finds the enterprise's org-wide
+   * installation; any other finds the team's own installation, or else, when the query
+   * names an enterprise, that enterprise's org-wide one.
+   */
+  findInstallation(q: InstallationQuery): Promise<SealedInstallation | undefined>;
+  /** Deletes exactly the installation the query names (no falling back); false if none. */
+  deleteInstallation(q: InstallationQuery): Promise<boolean>;
+  /** Every installation's ids and times, nothing secret. */
+  listInstallations(): Promise<InstallationSummary[]>;
+
+  /** Connects a workspace's docs project, or replaces its connection; its settings stay. */
+  connectDocs(ws: WorkspaceKey, c: NewDocsConnection): Promise<void>;
+  /** Forgets the project and its key (the settings stay); false if it was not connected. */
+  disconnectDocs(ws: WorkspaceKey, now: number): Promise<boolean>;
+  /** The workspace's docs row (connection and settings), if it has one. */
+  getDocsConnection(ws: WorkspaceKey): Promise<StoredDocsConnection | undefined>;
+  /** Replaces the workspace's settings (validated), connected or not. */
+  updateWorkspaceSettings(
+    ws: WorkspaceKey,
+    settings: WorkspaceSettings,
+    now: number,
+  ): Promise<void>;
+
+  /**
+   * In one transaction: deletes the workspace's installations and docs connection (for an
+   * org, `teamId` unset: the org-wide installation and the docs connections of its teams
+   * that have no installation of their own), and records the uninstall, due to be
+   * forgotten at `forgetAt` (kept as first recorded if already uninstalled).
+   */
+  markUninstalled(ws: WorkspaceKey, now: number, forgetAt: number): Promise<UninstallOutcome>;
+  /** The workspace's recorded uninstall, if any. */
+  pendingForget(ws: WorkspaceKey): Promise<WorkspaceForget | undefined>;
+  /** Uninstalls whose data is due to be forgotten by `now`, soonest first. */
+  dueForgets(now: number, limit: number): Promise<WorkspaceForget[]>;
+  /** Removes the uninstall record (a re-install, or its data forgotten); false if none. */
+  clearUninstalled(ws: WorkspaceKey): Promise<boolean>;
+
+  /** Every key's check value. */
+  keyChecks(): Promise<KeyCheck[]>;
+  /** Stores a key's check value unless it has one; answers the one stored. */
+  putKeyCheck(keyId: string, check: string, now: number): Promise<string>;
+  /** How many values each key sealed, by kind (keys with none are left out). */
+  sealedCounts(): Promise<SealedCount[]>;
+  /**
+   * In one transaction, up to `limit` values of `kind` not sealed by `keepKeyId` go through
+   * `reseal`, which must answer them sealed by `keepKeyId`; answers how many. Nothing is
+   * changed if `reseal` throws.
+   */
+  resealSecrets(
+    kind: SealedKind,
+    keepKeyId: string,
+    limit: number,
+    reseal: (s: SealedSecret) => { sealed: string; keyId: string },
+  ): Promise<number>;
+}

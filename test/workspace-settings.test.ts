@@ -1,0 +1,29 @@
+import { describe, expect, it } from 'vitest';
+import { readSettings, WorkspaceSettingsSchema } from '../src/workspace-settings.ts';
+
+describe("a workspace's settings", () => {
+  it('accept what an admin may set, and refuse unknown fields', () => {
+    const all = {
+      digestChannel: 'C0123ABCD',
+      digestCron: '0 9 * * 1',
+      timeZone: 'Europe/Paris',
+      allowedChannels: ['C0123ABCD', 'D0456EFGH'],
+      allowedUsers: ['U0123ABCD'],
+      docsBaseUrl: 'https://docs.acme.com',
+    };
+    expect(WorkspaceSettingsSchema.parse(all)).toEqual(all);
+    expect(WorkspaceSettingsSchema.safeParse({ ...all, extra: 1 }).success).toBe(false);
+  });
+
+  it('read back a stored field this build refuses as unset, and unreadable JSON as none', () => {
+    const stored = JSON.stringify({
+      digestChannel: '#general',
+      timeZone: 'Europe/Paris',
+      allowedUsers: ['bob'],
+      fromANewerBuild: true,
+    });
+    expect(readSettings(stored)).toEqual({ timeZone: 'Europe/Paris' });
+    expect(readSettings('not json')).toEqual({});
+    expect(readSettings('[1,2]')).toEqual({});
+  });
+});
