@@ -17,6 +17,10 @@ export function hideConfigValues(config: Config): (text: string) => string {
     [api.key, '[redacted]'],
     ...Object.values(api.projectKeys).map((k): [string, string] => [k, '[redacted]']),
     ...databaseParts(config.databaseUrl),
+    // distributed mode (distribution.ts): the OAuth secrets, and the client id by its name
+    [config.distribution?.clientSecret, '[redacted]'],
+    [config.distribution?.stateSecret, '[redacted]'],
+    [config.distribution?.clientId, 'SLACK_CLIENT_ID'],
     [slack.apiUrl, 'SLACK_API_URL'],
     [slack.apiUrl.replace(/\/+$/, ''), 'SLACK_API_URL'],
     [api.baseUrl, 'MINTLIFY_API_URL'],
@@ -63,7 +67,7 @@ function databaseParts(url: string): [string | undefined, string][] {
 
 /** Every secret the configuration holds: tokens, keys, and the database URL's secret parts. */
 export function configSecrets(
-  config: Pick<Config, 'slack' | 'api' | 'databaseUrl'>,
+  config: Pick<Config, 'slack' | 'api' | 'databaseUrl'> & Partial<Pick<Config, 'distribution'>>,
 ): (string | undefined)[] {
   return [
     config.slack.botToken,
@@ -72,5 +76,8 @@ export function configSecrets(
     config.api.key,
     ...Object.values(config.api.projectKeys),
     ...urlSecrets(config.databaseUrl),
+    // distributed mode (distribution.ts)
+    config.distribution?.clientSecret,
+    config.distribution?.stateSecret,
   ];
 }
