@@ -2,14 +2,31 @@
  * Self-tests for the fake Slack's workspaces (workspaces.ts, gate.ts): each workspace's token
  * sees its own channels and people only, auth.test answers for the token's own workspace,
  * the default workspace is what it always was, and uninstalling revokes the tokens and
- * yields the lifecycle events Slack sends.
+ * yields the lifecycle events Slack sends, which Bolt takes signed without authorizing them.
  */
+import { App, HTTPReceiver, type Logger } from '@slack/bolt';
 import { LogLevel, WebClient } from '@slack/web-api';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { freePort } from '../helpers/net.ts';
+import { postSigned } from '../helpers/slack-requests.ts';
 import { FakeSlack, SLACK_IDS } from './slack.ts';
 
 const quiet = { logLevel: LogLevel.ERROR, retryConfig: { retries: 0 } };
 const refusal = (error: string) => ({ data: { ok: false, error } });
+
+function silentLogger(): Logger {
+  const none = () => {};
+  const level = () => LogLevel.ERROR;
+  return {
+    debug: none,
+    info: none,
+    warn: none,
+    error: none,
+    setLevel: none,
+    getLevel: level,
+    setName: none,
+  };
+}
 
 let slack: FakeSlack;
 let alpha: string;
@@ -139,6 +156,43 @@ describe('FakeSlack with several workspaces', () => {
       team_id: 'T0B',
     });
     expect(() => slack.uninstall({ team: 'T0NONE' })).toThrow(/not installed/);
+  });
+
+  it("reach Bolt signed as Slack sends them, unauthorized, naming the install's team and org", async () => {
+    const secret = 'signing-secret-for-the-test';
+    const receiver = new HTTPReceiver({ signingSecret: secret, logger: silentLogger() });
+    const app = new App({
+      receiver,
+      // No token is left for an ended install: Bolt must not ask for one.
+      authorize: async () => {
+        throw new Error('authorize was called');
+      },
+      logger: silentLogger(),
+    });
+    const seen: { type: string; context: Record<string, unknown>; tokens?: unknown }[] = [];
+    app.event('app_uninstalled', async ({ event, context }) => {
+      seen.push({ type: event.type, context });
+    });
+    app.event('tokens_revoked', async ({ event, context }) => {
+      seen.push({ type: event.type, context, tokens: event.tokens });
+    });
+    const port = await freePort();
+    await receiver.start(port);
+    try {
+      for (const event of slack.uninstall({ team: 'T0B' })) {
+        const r = await postSigned(`http://127.0.0.1:${port}/slack/events`, secret, {
+          body: JSON.stringify(event),
+        });
+        expect(r.status).toBe(200);
+      }
+      const where = { teamId: 'T0B', enterpriseId: 'E0B', isEnterpriseInstall: false };
+      expect(seen).toMatchObject([
+        { type: 'tokens_revoked', context: where, tokens: { bot: ['U0BBOT'] } },
+        { type: 'app_uninstalled', context: where },
+      ]);
+    } finally {
+      await receiver.stop();
+    }
   });
 
   it('keeps one workspace apart from another in the Tier 3 update budget', async () => {
