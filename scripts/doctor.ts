@@ -6,8 +6,9 @@
 import { ApiClient } from '../src/api/client.ts';
 import { createBudgets } from '../src/app/budgets.ts';
 import { loadConfig } from '../src/config/config.ts';
+import { envWorkspace } from '../src/config/distribution.ts';
 import { configSecrets } from '../src/config/values.ts';
-import { allPassed, formatChecks, runDoctor } from '../src/doctor/checks.ts';
+import { allPassed, describeMode, formatChecks, runDoctor } from '../src/doctor/checks.ts';
 import { API_COST, doctorPorts, redactSecrets } from '../src/doctor/wiring.ts';
 import { createLogger } from '../src/log.ts';
 import { openStore } from '../src/store/open.ts';
@@ -31,11 +32,14 @@ const database = async () => {
   await store.ping();
   return 'opened, answers, schema migrated to the latest version';
 };
+// Single-workspace mode only: in distributed mode the doctor checks no API key (each
+// workspace connects its own), and runDoctor does not call this.
 const checkApi = async () => {
+  const { apiKey, projectId } = envWorkspace(config);
   const api = new ApiClient({
     baseUrl: config.api.baseUrl,
-    apiKey: config.api.key,
-    projectId: config.api.projectId,
+    apiKey,
+    projectId,
     log,
     ...(store ? { budgets: createBudgets(config, store) } : {}),
   });
@@ -44,7 +48,9 @@ const checkApi = async () => {
 };
 
 console.log('Docs Agent doctor');
-const checks = await runDoctor(doctorPorts({ config, checkApi, database }));
+const ports = doctorPorts({ config, checkApi, database });
+console.log(await describeMode(ports));
+const checks = await runDoctor(ports);
 for (const line of redactSecrets(formatChecks(checks), configSecrets(config))) console.log(line);
 await store?.close();
 const ok = allPassed(checks);

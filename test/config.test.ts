@@ -1,6 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../src/config/config.ts';
+import { envWorkspace } from '../src/config/distribution.ts';
+import { configSecrets, hideConfigValues } from '../src/config/values.ts';
 import { DEFAULT_SIMILARITY } from '../src/insights/topics.ts';
 
 /** Every `NAME=value` line of .env.example, commented-out ones included, blank values left out. */
@@ -308,5 +310,134 @@ describe('loadConfig', () => {
         'DIGEST_CHANNEL must be a channel id such as C0123ABCD, not a name (in Slack: the channel\u2019s details, at the bottom of About)',
       ]);
     }
+  });
+});
+
+describe('the workspace mode (distributed with SLACK_CLIENT_ID, SLACK_CLIENT_SECRET, SLACK_STATE_SECRET)', () => {
+  const oauth = {
+    SLACK_CLIENT_ID: '1234567890.9876543210',
+    SLACK_CLIENT_SECRET: 'client-secret-0123456789abcdef0123',
+    SLACK_STATE_SECRET: 'state-secret-0123456789abcdef0123456789',
+    SLACK_SIGNING_SECRET: 'signing-secret-value',
+    ENCRYPTION_KEYS: `k1:${Buffer.alloc(32, 7).toString('base64')}`,
+  };
+  const secrets = [
+    oauth.SLACK_CLIENT_SECRET,
+    oauth.SLACK_STATE_SECRET,
+    'xoxb-1-secret-bot',
+    Buffer.alloc(32, 7).toString('base64'),
+  ];
+  const problems = (env: Record<string, string | undefined>) => {
+    const r = loadConfig(env);
+    for (const s of secrets) expect(JSON.stringify(r.ok ? [] : r.problems)).not.toContain(s);
+    return r.ok ? [] : r.problems;
+  };
+
+  it('is single-workspace without them, exactly as before: no distribution', () => {
+    const r = loadConfig(valid);
+    expect(r.ok && r.config.distribution).toBeUndefined();
+    expect(r.ok && envWorkspace(r.config)).toEqual({
+      botToken: 'xoxb-1-secret-bot',
+      apiKey: 'mint_supersecret',
+      projectId: 'proj_1',
+    });
+    expect(problems({ ...valid, SLACK_TOKEN_ROTATION: 'false' })).toEqual([]);
+    expect(problems({ ...valid, SLACK_TOKEN_ROTATION: 'true' })).toEqual([
+      'SLACK_TOKEN_ROTATION applies to distributed mode only (a bot token in SLACK_BOT_TOKEN cannot be refreshed): unset it, or set SLACK_CLIENT_ID, SLACK_CLIENT_SECRET and SLACK_STATE_SECRET',
+    ]);
+    // The bot token, key and project stay required there, one line each.
+    expect(problems({ SLACK_SIGNING_SECRET: 's' })).toEqual([
+      'SLACK_BOT_TOKEN is required (the xoxb-… bot token)',
+      'MINTLIFY_API_KEY is required (an admin API key, mint_…)',
+      'MINTLIFY_PROJECT_ID is required (copy it from the API keys page)',
+    ]);
+  });
+
+  it('is distributed with all three, needing no bot token, docs key or project', () => {
+    const r = loadConfig(oauth);
+    if (!r.ok) throw new Error(r.problems.join('\n'));
+    expect(r.config.distribution).toEqual({
+      clientId: oauth.SLACK_CLIENT_ID,
+      clientSecret: oauth.SLACK_CLIENT_SECRET,
+      stateSecret: oauth.SLACK_STATE_SECRET,
+      installPath: '/slack/install',
+      redirectPath: '/slack/oauth_redirect',
+      tokenRotation: false,
+    });
+    expect(r.config.slack).toMatchObject({ botToken: undefined, mode: 'http' });
+    expect([r.config.api.key, r.config.api.projectId]).toEqual([undefined, undefined]);
+    // What still serves one workspace only says so in one line, naming no value.
+    expect(() => envWorkspace(r.config)).toThrow(
+      /^distributed mode .* is not served by this build yet/,
+    );
+    const rotating = loadConfig({ ...oauth, SLACK_TOKEN_ROTATION: ' true ' });
+    expect(rotating.ok && rotating.config.distribution?.tokenRotation).toBe(true);
+    expect(problems({ ...oauth, SLACK_TOKEN_ROTATION: 'yes' })).toEqual([
+      'SLACK_TOKEN_ROTATION must be true or false',
+    ]);
+  });
+
+  it('wants all three or none, naming the missing ones and no value', () => {
+    expect(problems({ ...valid, SLACK_CLIENT_SECRET: oauth.SLACK_CLIENT_SECRET })).toEqual([
+      'SLACK_CLIENT_ID, SLACK_CLIENT_SECRET and SLACK_STATE_SECRET go together (distributed mode, installed with OAuth): SLACK_CLIENT_ID and SLACK_STATE_SECRET are missing; set all three, or none for single-workspace mode',
+      'SLACK_BOT_TOKEN cannot be set in distributed mode (SLACK_CLIENT_ID…): each workspace\u2019s bot token comes from its install. Choose one mode: unset SLACK_BOT_TOKEN, or unset SLACK_CLIENT_ID, SLACK_CLIENT_SECRET and SLACK_STATE_SECRET',
+      'ENCRYPTION_KEYS is required in distributed mode (each workspace\u2019s tokens and docs key are stored encrypted with it); see docs/configuration.md for how to make one',
+      'MINTLIFY_API_KEY is not used in distributed mode (each workspace connects its own docs project after installing): unset it',
+      'MINTLIFY_PROJECT_ID is not used in distributed mode (each workspace connects its own docs project after installing): unset it',
+    ]);
+    const { SLACK_STATE_SECRET: _, ...twoOfThree } = oauth;
+    expect(problems({ ...twoOfThree, SLACK_STATE_SECRET: '  ' })).toEqual([
+      'SLACK_CLIENT_ID, SLACK_CLIENT_SECRET and SLACK_STATE_SECRET go together (distributed mode, installed with OAuth): SLACK_STATE_SECRET is missing; set all three, or none for single-workspace mode',
+    ]);
+  });
+
+  it('runs on HTTP only and refuses what each workspace brings itself', () => {
+    expect(
+      problems({
+        ...oauth,
+        SLACK_SIGNING_SECRET: '',
+        SLACK_APP_TOKEN: 'xapp-1-secret-app',
+        MINTLIFY_PROJECT_KEYS: 'proj_a=mint_a',
+        DIGEST_CHANNEL: 'C0123ABCD',
+      }),
+    ).toEqual([
+      'SLACK_APP_TOKEN cannot be used in distributed mode: OAuth installs need the HTTP server (/slack/install, /slack/oauth_redirect); unset it and set SLACK_SIGNING_SECRET',
+      'SLACK_SIGNING_SECRET is required in distributed mode (Slack signs its requests to /slack/events and the installs with it)',
+      'MINTLIFY_PROJECT_KEYS is not used in distributed mode (each workspace connects its own docs project after installing): unset it',
+      'DIGEST_CHANNEL is not used in distributed mode (a channel id names a channel of one workspace; each picks its own): unset it',
+    ]);
+  });
+
+  it('needs ENCRYPTION_KEYS, since every workspace\u2019s tokens and docs key are stored sealed', () => {
+    const { ENCRYPTION_KEYS: _, ...keyless } = oauth;
+    expect(problems(keyless)).toEqual([
+      'ENCRYPTION_KEYS is required in distributed mode (each workspace\u2019s tokens and docs key are stored encrypted with it); see docs/configuration.md for how to make one',
+    ]);
+  });
+
+  it('checks the shapes of the client id and the state secret without echoing them', () => {
+    expect(
+      problems({ ...oauth, SLACK_CLIENT_ID: 'A0123ABCD', SLACK_STATE_SECRET: 'short-secret' }),
+    ).toEqual([
+      'SLACK_CLIENT_ID must be the app\u2019s Client ID (Basic Information → App Credentials), digits.digits',
+      'SLACK_STATE_SECRET must be at least 32 characters (a random string: openssl rand -hex 32)',
+    ]);
+    expect(JSON.stringify(loadConfig({ ...oauth, SLACK_CLIENT_ID: 'A0123ABCD' }))).not.toContain(
+      'A0123ABCD',
+    );
+  });
+
+  it('hides the OAuth secrets from every line and log, naming the client id', () => {
+    const r = loadConfig(oauth);
+    if (!r.ok) throw new Error(r.problems.join('\n'));
+    expect(configSecrets(r.config)).toEqual(
+      expect.arrayContaining([oauth.SLACK_CLIENT_SECRET, oauth.SLACK_STATE_SECRET]),
+    );
+    const hide = hideConfigValues(r.config);
+    expect(
+      hide(
+        `oauth failed for ${oauth.SLACK_CLIENT_ID} with ${oauth.SLACK_CLIENT_SECRET} and ${oauth.SLACK_STATE_SECRET}`,
+      ),
+    ).toBe('oauth failed for SLACK_CLIENT_ID with [redacted] and [redacted]');
   });
 });

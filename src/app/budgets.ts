@@ -1,5 +1,6 @@
 import { type Budget, HOUR_MS, slidingWindowBudget } from '../api/budget.ts';
 import type { Config } from '../config/config.ts';
+import { envWorkspace } from '../config/distribution.ts';
 import type { Store } from '../store/types.ts';
 
 /** Documented budgets of the service: per project per hour (agent), per organisation per hour (analytics). */
@@ -29,7 +30,7 @@ export function createBudgets(config: Config, store: Store, now: () => number = 
   };
   return {
     agentFor,
-    agent: agentFor(config.api.projectId),
+    agent: agentFor(envWorkspace(config).projectId),
     analytics: slidingWindowBudget(store, {
       key: 'analytics',
       limit: ANALYTICS_REQUESTS_PER_HOUR,

@@ -3,6 +3,7 @@ import { hostname } from 'node:os';
 import { ApiClient } from '../api/client.ts';
 import { startDatabaseClock } from '../clock.ts';
 import type { Config } from '../config/config.ts';
+import { type EnvWorkspace, envWorkspace } from '../config/distribution.ts';
 import { createInflight, type Inflight } from '../inflight.ts';
 import type { Logger } from '../log.ts';
 import { createSlackApp, KEEP_ALIVE_GRACE_MS, type SlackApp } from '../slack/app.ts';
@@ -38,6 +39,8 @@ export async function openCore(
   log: Logger,
   teardown: Teardown,
 ): Promise<Core> {
+  // Distributed mode is refused here, before anything opens: installs are not served yet.
+  const workspace = envWorkspace(config);
   const owner = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
   const store = await (opts.openStore ?? openStore)(
     config.databaseUrl,
@@ -69,7 +72,7 @@ export async function openCore(
     slack.stop(Math.min(KEEP_ALIVE_GRACE_MS, Math.floor(teardown.remainingMs() / 2))),
   );
   const api = new ApiClient({
-    ...apiSettings(config, opts),
+    ...apiSettings(config, workspace, opts),
     log: log.child({ component: 'api' }),
     budgets: { agent: budgets.agentFor, analytics: budgets.analytics },
     metrics,
@@ -127,11 +130,11 @@ function createSlack(deps: {
   return slack;
 }
 
-function apiSettings(config: Config, opts: BotOptions) {
+function apiSettings(config: Config, workspace: EnvWorkspace, opts: BotOptions) {
   return {
     baseUrl: config.api.baseUrl,
-    apiKey: config.api.key,
-    projectId: config.api.projectId,
+    apiKey: workspace.apiKey,
+    projectId: workspace.projectId,
     projectKeys: config.api.projectKeys,
     ...(opts.apiRetry ? { retry: opts.apiRetry } : {}),
     ...(opts.apiTimeoutMs ? { timeoutMs: opts.apiTimeoutMs } : {}),

@@ -1,5 +1,5 @@
 import { loadConfig } from '../config/config.ts';
-import { hideConfigValues } from '../config/values.ts';
+import { configSecrets, hideConfigValues } from '../config/values.ts';
 import { makeScrubber } from '../log.ts';
 import { startBot } from './bot.ts';
 
@@ -33,8 +33,7 @@ try {
 } catch (err) {
   // One readable line, naming configuration values rather than echoing them; the details
   // (already scrubbed) went to the log.
-  const { slack, api } = result.config;
-  const scrub = makeScrubber([slack.botToken, slack.appToken, slack.signingSecret, api.key]);
+  const scrub = makeScrubber(configSecrets(result.config));
   const hide = hideConfigValues(result.config);
   process.stderr.write(
     `startup failed: ${scrub(hide(err instanceof Error ? err.message : String(err)))}\n`,

@@ -2,6 +2,12 @@ import { Cron } from 'croner';
 import { z } from 'zod';
 import { CORE_REQUESTS, DEFAULT_MAX_REQUESTS } from '../reports/limits.ts';
 import type { Keyring } from '../sealed.ts';
+import {
+  DISTRIBUTION_ENV,
+  type Distribution,
+  distributionOf,
+  modeProblems,
+} from './distribution.ts';
 import { encryptionKeys } from './keys.ts';
 import {
   commaList,
@@ -42,11 +48,11 @@ export const PLACEHOLDERS: Readonly<Record<string, string>> = {
 /** A conversation the digest can post in: a public (C…) or private (G…) channel id. */
 const CHANNEL_ID = /^[CG][A-Z0-9]{2,}$/;
 
+// SLACK_BOT_TOKEN, MINTLIFY_API_KEY and MINTLIFY_PROJECT_ID are required in single-workspace
+// mode only: distribution.ts's modeProblems says so.
 export const EnvSchema = z.object({
   SLACK_BOT_TOKEN: optionalString.pipe(
-    z.string({ error: 'is required (the xoxb-… bot token)' }).startsWith('xoxb-', {
-      error: 'must be a bot token starting with xoxb-',
-    }),
+    z.string().startsWith('xoxb-', { error: 'must be a bot token starting with xoxb-' }).optional(),
   ),
   SLACK_APP_TOKEN: optionalString.pipe(
     z
@@ -65,12 +71,8 @@ export const EnvSchema = z.object({
       .max(65535, { error: 'must be between 0 and 65535' })
       .default(3000),
   ),
-  MINTLIFY_API_KEY: optionalString.pipe(
-    z.string({ error: 'is required (an admin API key, mint_…)' }).min(1),
-  ),
-  MINTLIFY_PROJECT_ID: optionalString.pipe(
-    z.string({ error: 'is required (copy it from the API keys page)' }).min(1),
-  ),
+  MINTLIFY_API_KEY: optionalString,
+  MINTLIFY_PROJECT_ID: optionalString,
   MINTLIFY_API_URL: httpUrl('https://api.mintlify.com'),
   MINTLIFY_PROJECT_KEYS: projectKeys,
   ADMIN_USERS: z.preprocess(
@@ -145,6 +147,8 @@ export const EnvSchema = z.object({
   LOG_LEVEL: optionalString.pipe(
     z.enum(logLevels, { error: `must be one of ${logLevels.join(', ')}` }).default('info'),
   ),
+  // ---- distributed mode (OAuth installs): distribution.ts ----
+  ...DISTRIBUTION_ENV,
 });
 
 function isCron(pattern: string): boolean {
@@ -172,7 +176,8 @@ export const ENV_VARIABLES = Object.keys(EnvSchema.shape);
 
 export interface Config {
   slack: {
-    botToken: string;
+    /** Single-workspace mode's bot token; undefined in distributed mode (see envWorkspace). */
+    botToken: string | undefined;
     appToken: string | undefined;
     signingSecret: string | undefined;
     apiUrl: string;
@@ -182,8 +187,9 @@ export interface Config {
   };
   port: number;
   api: {
-    key: string;
-    projectId: string;
+    /** Single-workspace mode's key and project; undefined in distributed mode. */
+    key: string | undefined;
+    projectId: string | undefined;
     baseUrl: string;
     /** Keys of single projects, by project id; others use `key`. */
     projectKeys: Record<string, string>;
@@ -219,6 +225,9 @@ export interface Config {
    */
   workspaces: { encryptionKeys: Keyring | undefined; uninstallRetentionDays: number };
   logLevel: (typeof logLevels)[number];
+  // ---- distributed mode (OAuth installs): distribution.ts ----
+  /** Set in distributed mode (SLACK_CLIENT_ID…); undefined: one workspace, from the environment. */
+  distribution: Distribution | undefined;
 }
 
 export type ConfigResult = { ok: true; config: Config } | { ok: false; problems: string[] };
@@ -254,11 +263,8 @@ function problemsOf(env: Record<string, string | undefined>, parsed: Parsed): st
         (issue) => `${String(issue.path[0] ?? 'environment')} ${issue.message}`,
       ),
   ];
-  if (!env.SLACK_APP_TOKEN?.trim() && !env.SLACK_SIGNING_SECRET?.trim()) {
-    problems.push(
-      'SLACK_SIGNING_SECRET is required in HTTP mode (set SLACK_APP_TOKEN to use Socket Mode instead)',
-    );
-  }
+  // Which variables are required, and which refused, depends on the mode.
+  problems.push(...modeProblems(env));
   const e = parsed.data;
   if (e && e.POLL_MAX_INTERVAL_MS < e.POLL_INTERVAL_MS) {
     problems.push(`POLL_MAX_INTERVAL_MS must be at least POLL_INTERVAL_MS (${e.POLL_INTERVAL_MS})`);
@@ -315,5 +321,6 @@ function shaped(e: z.infer<typeof EnvSchema>): Config {
       uninstallRetentionDays: e.UNINSTALL_RETENTION_DAYS,
     },
     logLevel: e.LOG_LEVEL,
+    distribution: distributionOf(e),
   };
 }

@@ -21,6 +21,10 @@ export function hideConfigValues(config: Config): (text: string) => string {
       '[redacted]',
     ]),
     ...databaseParts(config.databaseUrl),
+    // distributed mode (distribution.ts): the OAuth secrets, and the client id by its name
+    [config.distribution?.clientSecret, '[redacted]'],
+    [config.distribution?.stateSecret, '[redacted]'],
+    [config.distribution?.clientId, 'SLACK_CLIENT_ID'],
     [slack.apiUrl, 'SLACK_API_URL'],
     [slack.apiUrl.replace(/\/+$/, ''), 'SLACK_API_URL'],
     [api.baseUrl, 'MINTLIFY_API_URL'],
@@ -67,7 +71,8 @@ function databaseParts(url: string): [string | undefined, string][] {
 
 /** Every secret the configuration holds: tokens, keys (ENCRYPTION_KEYS too), and the database URL's secret parts. */
 export function configSecrets(
-  config: Pick<Config, 'slack' | 'api' | 'databaseUrl'> & Partial<Pick<Config, 'workspaces'>>,
+  config: Pick<Config, 'slack' | 'api' | 'databaseUrl'> &
+    Partial<Pick<Config, 'workspaces' | 'distribution'>>,
 ): (string | undefined)[] {
   return [
     ...(config.workspaces?.encryptionKeys?.redactions() ?? []),
@@ -77,5 +82,8 @@ export function configSecrets(
     config.api.key,
     ...Object.values(config.api.projectKeys),
     ...urlSecrets(config.databaseUrl),
+    // distributed mode (distribution.ts)
+    config.distribution?.clientSecret,
+    config.distribution?.stateSecret,
   ];
 }

@@ -37,19 +37,59 @@ export interface DoctorPorts {
    * said on its line.
    */
   checkApi(): Promise<string>;
-  projectId: string;
+  /** The project the API check reads; undefined in distributed mode (each workspace has its own). */
+  projectId: string | undefined;
   /** Opens (if needed) and pings the database; resolves with what to show. */
   database(): Promise<string>;
   /** The database URL with any password hidden. */
   databaseLabel: string;
   /** conversations.info on DIGEST_CHANNEL; undefined when no digest is set (no check). */
   digestChannel?: (() => Promise<ChannelAnswer>) | undefined;
+  /**
+   * Distributed mode (OAuth installs): each workspace brings its bot token and docs key, so
+   * the environment has none to check. Undefined: one workspace, from the environment.
+   */
+  distributed?: DistributedMode | undefined;
 }
 
-/** Runs every check, each on its own (one failing never hides the others). */
+export interface DistributedMode {
+  installPath: string;
+  tokenRotation: boolean;
+  /** How many workspaces are installed (from the store); unset until installs are stored. */
+  installedWorkspaces?: (() => Promise<number>) | undefined;
+}
+
+/**
+ * Which mode the bot runs in, as the line under the doctor's title: `Mode: single workspace
+ * (…)` or `Mode: distributed (…)`, with no secret and no id.
+ */
+export async function describeMode(p: Pick<DoctorPorts, 'distributed'>): Promise<string> {
+  const d = p.distributed;
+  if (!d) return 'Mode: single workspace (bot token from the environment)';
+  const parts = [`OAuth install at ${d.installPath}`];
+  if (d.installedWorkspaces) {
+    const n = await d.installedWorkspaces().then(
+      (count) => `${count} workspace${count === 1 ? '' : 's'} installed`,
+      (err: unknown) => `installed workspaces not counted (${reason(err)})`,
+    );
+    parts.push(n);
+  }
+  parts.push(`token rotation ${d.tokenRotation ? 'on' : 'off'}`);
+  return `Mode: distributed (${parts.join(', ')})`;
+}
+
+/**
+ * Runs every check, each on its own (one failing never hides the others). In distributed
+ * mode the bot token, its scopes and the API key are each workspace's, not the
+ * environment's: they are not checked here.
+ */
 export async function runDoctor(p: DoctorPorts): Promise<Check[]> {
   const node = checkNode(p);
   const database = await guard('Database', () => checkDatabase(p));
+  if (p.distributed) {
+    const socket = await guard('Slack app token', () => checkSocket(p));
+    return [node, socket, database];
+  }
   const auth = await p
     .authTest()
     .catch((err: unknown): SlackAnswer<never> => ({ ok: false, error: reason(err) }));

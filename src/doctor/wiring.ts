@@ -5,7 +5,14 @@ import { configSecrets } from '../config/values.ts';
 import { maskUrlSecrets } from '../log.ts';
 import { readManifestScopes } from '../manifest.ts';
 import { escapeMrkdwn } from '../mrkdwn.ts';
-import { allPassed, type DoctorPorts, formatChecks, runDoctor, StaleApiCheck } from './checks.ts';
+import {
+  allPassed,
+  type DoctorPorts,
+  describeMode,
+  formatChecks,
+  runDoctor,
+  StaleApiCheck,
+} from './checks.ts';
 import { slackDoctorProbe } from './probe.ts';
 
 /**
@@ -20,9 +27,12 @@ export function doctorPorts(o: {
   nodeVersion?: string;
   /** The project checked (a channel's bound one); the configured one by default. */
   projectId?: string;
+  /** Distributed mode: how many workspaces are installed (the store's count). */
+  installedWorkspaces?: () => Promise<number>;
 }): DoctorPorts {
   const slack = slackDoctorProbe(o.config.slack);
   const digestChannel = o.config.digest.channel;
+  const d = o.config.distribution;
   return {
     nodeVersion: o.nodeVersion ?? process.version,
     nodeRequired: requiredNode(),
@@ -34,6 +44,11 @@ export function doctorPorts(o: {
     database: o.database,
     databaseLabel: databaseLabel(o.config.databaseUrl),
     digestChannel: digestChannel ? () => slack.channelInfo(digestChannel) : undefined,
+    distributed: d && {
+      installPath: d.installPath,
+      tokenRotation: d.tokenRotation,
+      installedWorkspaces: o.installedWorkspaces,
+    },
   };
 }
 
@@ -168,9 +183,8 @@ export function slackDoctor(o: {
   return async (who) => {
     const projectId = await o.projectFor(who.teamId, who.channelId);
     const checkApi = () => probe(projectId);
-    const checks = await runDoctor(
-      doctorPorts({ config: o.config, checkApi, database, projectId }),
-    );
+    const ports = doctorPorts({ config: o.config, checkApi, database, projectId });
+    const checks = await runDoctor(ports);
     const failed = checks.filter((c) => !c.ok).length;
     if (!admins.has(who.userId))
       return { text: healthLine(failed, admins.size > 0), full: false, failed };
@@ -178,7 +192,8 @@ export function slackDoctor(o: {
     const verdict = allPassed(checks)
       ? 'All checks passed.'
       : 'Some checks failed: each ✗ line says how to fix it (`npm run doctor` runs the same checks on the server).';
-    return { text: ['*Doctor*', ...lines, verdict].join('\n'), full: true, failed };
+    const mode = escapeMrkdwn(await describeMode(ports));
+    return { text: ['*Doctor*', mode, ...lines, verdict].join('\n'), full: true, failed };
   };
 }
 

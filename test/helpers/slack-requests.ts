@@ -3,7 +3,16 @@
  * slash-command forms and Events API envelopes. Ids match FakeSlack (team T0001, bot UBOT/BBOT).
  */
 import { createHmac, randomBytes } from 'node:crypto';
+import { eventCallback } from '../fakes/slack/events.ts';
 import { SLACK_IDS } from '../fakes/slack.ts';
+
+// Envelopes and the lifecycle events live with the fake, which builds them on uninstall too.
+export {
+  appUninstalledEvent,
+  eventCallback,
+  type InstallPlace,
+  tokensRevokedEvent,
+} from '../fakes/slack/events.ts';
 
 const nowSec = (): number => Math.floor(Date.now() / 1000);
 
@@ -96,36 +105,6 @@ export function slashCommand(o: SlashCommandOpts): Record<string, string> {
     is_enterprise_install: 'false',
     response_url: o.response_url,
     trigger_id: o.trigger_id ?? `${Date.now()}.1.${randomBytes(8).toString('hex')}`,
-  };
-}
-
-/** Wrap an inner event in the Events API `event_callback` envelope. */
-export function eventCallback(
-  event: Record<string, unknown>,
-  opts: { event_id?: string; event_time?: number; team_id?: string } = {},
-): Record<string, unknown> {
-  const team_id = opts.team_id ?? SLACK_IDS.team;
-  return {
-    token: 'legacy-verification-token',
-    team_id,
-    context_team_id: team_id,
-    context_enterprise_id: null,
-    api_app_id: SLACK_IDS.appId,
-    event,
-    type: 'event_callback',
-    event_id: opts.event_id ?? `Ev${randomBytes(5).toString('hex').toUpperCase()}`,
-    event_time: opts.event_time ?? nowSec(),
-    authorizations: [
-      {
-        enterprise_id: null,
-        team_id,
-        user_id: SLACK_IDS.botUser,
-        is_bot: true,
-        is_enterprise_install: false,
-      },
-    ],
-    is_ext_shared_channel: false,
-    event_context: `4-${randomBytes(12).toString('base64url')}`,
   };
 }
 

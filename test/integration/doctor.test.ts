@@ -46,7 +46,10 @@ describe('/agent doctor', () => {
     h.slack.grantScopes(scopes.filter((s) => s !== 'reactions:write'));
     const text = await doctorAnswer(h);
     const lines = text.split('\n');
-    expect(lines[0]).toBe('*Doctor*');
+    expect(lines.slice(0, 2)).toEqual([
+      '*Doctor*',
+      'Mode: single workspace (bot token from the environment)',
+    ]);
     expect(lines).toContainEqual(expect.stringMatching(/^✓ Node: v\d+/));
     expect(lines).toContainEqual(
       expect.stringMatching(/^✓ Slack bot token: accepted for @docsbot/),
@@ -235,6 +238,10 @@ describe('npm run doctor', () => {
     h = await Harness.create({ mode: 'http' });
     h.slack.grantScopes(scopes);
     const r = await runDoctor(h.env);
+    expect(r.stdout.split('\n').slice(0, 2)).toEqual([
+      'Docs Agent doctor',
+      'Mode: single workspace (bot token from the environment)',
+    ]);
     expect(r.stdout).toContain('All checks passed.');
     expect(r.stdout.split('\n').filter((l) => l.startsWith('✓'))).toHaveLength(6);
     expect(r.code).toBe(0);
@@ -243,6 +250,32 @@ describe('npm run doctor', () => {
     const store = await h.openStore();
     expect(await store.budgetUsed('analytics', 0)).toBe(1);
     await store.close();
+  });
+
+  it('in distributed mode says so, and checks no token or key the environment does not hold', async () => {
+    h = await Harness.create({ mode: 'http' });
+    const { SLACK_BOT_TOKEN, MINTLIFY_API_KEY, MINTLIFY_PROJECT_ID, ...shared } = h.env;
+    const oauth = {
+      SLACK_CLIENT_ID: '1234567890.9876543210',
+      SLACK_CLIENT_SECRET: 'zqdist-client-secret-0123456789ab',
+      SLACK_STATE_SECRET: 'zqdist-state-secret-0123456789abcdef',
+      SLACK_TOKEN_ROTATION: 'true',
+      ENCRYPTION_KEYS: `k1:${Buffer.alloc(32, 7).toString('base64')}`,
+    };
+    const r = await runDoctor({ ...shared, ...oauth });
+    expect(r.stdout.trim().split('\n')).toEqual([
+      'Docs Agent doctor',
+      'Mode: distributed (OAuth install at /slack/install, token rotation on)',
+      expect.stringMatching(/^✓ Node: /),
+      expect.stringMatching(/^✓ Slack app token: not set: HTTP mode/),
+      expect.stringMatching(/^✓ Database /),
+      'All checks passed.',
+    ]);
+    expect(r.code).toBe(0);
+    expect(r.stdout + r.stderr).not.toMatch(/zqdist|1234567890/);
+    // Neither Slack nor the API was asked anything with a token or key.
+    expect(h.slack.calls).toHaveLength(0);
+    expect(h.api.requests).toHaveLength(0);
   });
 
   it('lists configuration problems instead of checking', async () => {

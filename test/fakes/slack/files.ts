@@ -5,9 +5,16 @@
  */
 import { blocksError, threadTsError } from './checks.ts';
 import type { Messages } from './messages.ts';
-import { type Answer, fail, isObj, type Json, multipart, SLACK_IDS, str } from './wire.ts';
-
-const { team: TEAM, botUser: BOT } = SLACK_IDS;
+import {
+  type Answer,
+  type Caller,
+  fail,
+  type Handler,
+  isObj,
+  type Json,
+  multipart,
+  str,
+} from './wire.ts';
 
 export interface StoredFile {
   id: string;
@@ -47,10 +54,10 @@ export class FileUploads {
   }
 
   /** The Web API methods answered here, by name. */
-  handlers(): [string, (a: Json) => Json][] {
+  handlers(): [string, Handler][] {
     return [
       ['files.getUploadURLExternal', (a) => this.uploadUrl(a)],
-      ['files.completeUploadExternal', (a) => this.completeUpload(a)],
+      ['files.completeUploadExternal', (a, caller) => this.completeUpload(a, caller)],
       // Retired by Slack in 2025 in favour of the upload v2 flow above.
       ['files.upload', () => fail('method_deprecated')],
     ];
@@ -95,7 +102,7 @@ export class FileUploads {
     return { ok: true, upload_url: `${this.base()}upload/v1/${file_id}`, file_id };
   }
 
-  private completeUpload(a: Json): Json {
+  private completeUpload(a: Json, caller: Caller): Json {
     if (!Array.isArray(a.files) || a.files.length === 0) return fail('invalid_arguments');
     const channel = str(a.channel_id);
     // Slack ignores `blocks` when `initial_comment` is given; otherwise they must be valid.
@@ -112,7 +119,7 @@ export class FileUploads {
       if (isObj(f) && str(f.title)) file.title = String(f.title);
       done.push(file);
     }
-    const json = done.map((f) => this.fileJson(f));
+    const json = done.map((f) => this.fileJson(f, caller));
     // Slack shares asynchronously; by default the file message is posted at once, the state
     // most tests await; `shareDelayMs` shows it later, as a busy Slack does.
     const share = () =>
@@ -121,13 +128,14 @@ export class FileUploads {
         channel,
         { text: a.initial_comment, thread_ts: a.thread_ts, ...(blocks ? { blocks } : {}) },
         { files: json },
+        caller,
       );
     if (this.shareDelayMs > 0) setTimeout(share, this.shareDelayMs);
     else share();
     return { ok: true, files: json };
   }
 
-  private fileJson(f: StoredFile): Json {
+  private fileJson(f: StoredFile, { team: TEAM, botUser: BOT }: Caller): Json {
     const { id, name, title, mimetype, filetype, created } = f;
     const path = `${TEAM}-${id}/${encodeURIComponent(name)}`;
     return {

@@ -61,8 +61,8 @@ export class RateLimiter {
     this.limiter = limits ? { limits, now, buckets: new Map() } : undefined;
   }
 
-  /** A token bucket per channel (posts) or for the workspace (updates); 429 when empty. */
-  limited(method: string, args: Json): Answer | undefined {
+  /** A token bucket per channel (posts) or per workspace (updates); 429 when empty. */
+  limited(method: string, args: Json, team: string): Answer | undefined {
     const l = this.limiter;
     if (!l) return undefined;
     const { postMessage: post, update } = l.limits;
@@ -70,7 +70,7 @@ export class RateLimiter {
       method === 'chat.postMessage'
         ? { key: `post:${str(args.channel)}`, perMs: post.perSecond / 1000, burst: post.burst }
         : method === 'chat.update'
-          ? { key: 'update', perMs: update.perMinute / 60_000, burst: update.burst }
+          ? { key: `update:${team}`, perMs: update.perMinute / 60_000, burst: update.burst }
           : undefined;
     if (!rule) return undefined;
     const t = l.now();

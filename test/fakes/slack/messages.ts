@@ -3,9 +3,19 @@
  * the Web API methods that post, edit and read them (chat.*, conversations.*).
  */
 import { contentError, threadTsError, withBlockIds } from './checks.ts';
-import { fail, isObj, type Json, SLACK_IDS, str, truthy } from './wire.ts';
+import {
+  type Caller,
+  DEFAULT_CALLER,
+  fail,
+  type Handler,
+  isObj,
+  type Json,
+  SLACK_IDS,
+  str,
+  truthy,
+} from './wire.ts';
 
-const { team: TEAM, botUser: BOT, botId: BOT_ID, appId: APP_ID } = SLACK_IDS;
+const APP_ID = SLACK_IDS.appId;
 
 export interface Reaction {
   name: string;
@@ -48,13 +58,19 @@ export class Messages {
   private readonly gone = new Set<string>();
   private readonly names = new Map<string, string>();
   private lastTsMicros = 0;
+  /** The workspace a channel belongs to (its messages carry that team id). */
+  private readonly teamOf: (channel: string) => string;
+
+  constructor(teamOf: (channel: string) => string = () => SLACK_IDS.team) {
+    this.teamOf = teamOf;
+  }
 
   /** The Web API methods answered here, by name. */
-  handlers(): [string, (a: Json) => Json][] {
+  handlers(): [string, Handler][] {
     return [
-      ['chat.postMessage', (a) => this.postMessage(a)],
+      ['chat.postMessage', (a, caller) => this.postMessage(a, caller)],
       ['chat.postEphemeral', (a) => this.postEphemeral(a)],
-      ['chat.update', (a) => this.update(a)],
+      ['chat.update', (a, caller) => this.update(a, caller)],
       ['conversations.replies', (a) => this.replies(a)],
       ['conversations.history', (a) => this.channelHistory(a)],
       ['chat.getPermalink', (a) => this.permalink(a)],
@@ -156,10 +172,16 @@ export class Messages {
     };
   }
 
-  botMessage(channel: string, a: Json, extra: Partial<StoredMessage> = {}): StoredMessage {
+  /** A message the caller's bot posts (its bot user and bot id). */
+  botMessage(
+    channel: string,
+    a: Json,
+    extra: Partial<StoredMessage> = {},
+    caller: Caller = DEFAULT_CALLER,
+  ): StoredMessage {
     return this.insert(channel, str(a.thread_ts), {
-      user: BOT,
-      bot_id: BOT_ID,
+      user: caller.botUser,
+      bot_id: caller.botId,
       app_id: APP_ID,
       text: str(a.text) ?? '',
       ...(Array.isArray(a.blocks) ? { blocks: withBlockIds(a.blocks) } : {}),
@@ -190,7 +212,7 @@ export class Messages {
 
   private render(m: StoredMessage, withMetadata: boolean): Json {
     const { channel, metadata, reactions, ...rest } = m;
-    const out: Json = { ...rest, team: TEAM };
+    const out: Json = { ...rest, team: this.teamOf(channel) };
     if (reactions.length > 0)
       out.reactions = reactions.map((r) => ({ ...r, count: r.users.length }));
     if (withMetadata && metadata) out.metadata = metadata;
@@ -231,11 +253,11 @@ export class Messages {
 
   // ---- Web API methods ------------------------------------------------------------------------
 
-  private postMessage(a: Json): Json {
+  private postMessage(a: Json, caller: Caller): Json {
     const channel = str(a.channel);
     const err = this.channelError(channel) ?? contentError(a) ?? threadTsError(a.thread_ts);
     if (err || !channel) return err ?? fail('channel_not_found');
-    const msg = this.botMessage(channel, a);
+    const msg = this.botMessage(channel, a, {}, caller);
     return { ok: true, channel, ts: msg.ts, message: this.render(msg, true) };
   }
 
@@ -255,12 +277,12 @@ export class Messages {
     return { ok: true, message_ts };
   }
 
-  private update(a: Json): Json {
+  private update(a: Json, caller: Caller): Json {
     const channel = str(a.channel) ?? '';
     const ts = str(a.ts) ?? '';
     const m = this.find(channel, ts);
     if (!m) return fail('message_not_found');
-    if (m.user !== BOT) return fail('cant_update_message');
+    if (m.user !== caller.botUser) return fail('cant_update_message');
     const err = contentError(a);
     if (err) return err;
     // Omitted fields keep their old value; [] clears blocks.
@@ -268,7 +290,7 @@ export class Messages {
     if (Array.isArray(a.blocks)) m.blocks = withBlockIds(a.blocks);
     if (a.attachments !== undefined) m.attachments = a.attachments;
     if (isObj(a.metadata)) m.metadata = a.metadata as StoredMessage['metadata'];
-    m.edited = { user: BOT, ts: this.nextTs() };
+    m.edited = { user: caller.botUser, ts: this.nextTs() };
     return { ok: true, channel, ts, text: m.text, message: this.render(m, true) };
   }
 

@@ -1,18 +1,16 @@
 /** reactions.add and reactions.remove: the bot's emoji on a message, as Slack keeps them. */
 import type { Messages } from './messages.ts';
-import { fail, type Json, SLACK_IDS, str } from './wire.ts';
+import { type Caller, fail, type Handler, type Json, str } from './wire.ts';
 
-const BOT = SLACK_IDS.botUser;
-
-/** The Web API methods answered here, by name, on `messages`. */
-export function reactionHandlers(messages: Messages): [string, (a: Json) => Json][] {
+/** The Web API methods answered here, by name, on `messages`; the caller's bot reacts. */
+export function reactionHandlers(messages: Messages): [string, Handler][] {
   return [
-    ['reactions.add', (a) => reactionsAdd(messages, a)],
-    ['reactions.remove', (a) => reactionsRemove(messages, a)],
+    ['reactions.add', (a, caller) => reactionsAdd(messages, a, caller)],
+    ['reactions.remove', (a, caller) => reactionsRemove(messages, a, caller)],
   ];
 }
 
-function reactionsAdd(messages: Messages, a: Json): Json {
+function reactionsAdd(messages: Messages, a: Json, { botUser: BOT }: Caller): Json {
   const channel = str(a.channel);
   const ts = str(a.timestamp);
   const name = str(a.name);
@@ -28,7 +26,7 @@ function reactionsAdd(messages: Messages, a: Json): Json {
   return { ok: true };
 }
 
-function reactionsRemove(messages: Messages, a: Json): Json {
+function reactionsRemove(messages: Messages, a: Json, { botUser: BOT }: Caller): Json {
   const channel = str(a.channel);
   const ts = str(a.timestamp);
   const name = str(a.name);

@@ -4,9 +4,9 @@
  */
 import { randomBytes } from 'node:crypto';
 import { blocksError, viewError } from './checks.ts';
-import { fail, isObj, type Json, SLACK_IDS, str } from './wire.ts';
+import { type Caller, fail, type Handler, isObj, type Json, SLACK_IDS, str } from './wire.ts';
 
-const { team: TEAM, botId: BOT_ID, appId: APP_ID } = SLACK_IDS;
+const APP_ID = SLACK_IDS.appId;
 
 /** How long Slack accepts a trigger id after the interaction that issued it. */
 const TRIGGER_TTL_MS = 3_000;
@@ -20,9 +20,9 @@ export class Views {
   private viewSeq = 0;
 
   /** The Web API methods answered here, by name. */
-  handlers(): [string, (a: Json) => Json][] {
+  handlers(): [string, Handler][] {
     return [
-      ['views.open', (a) => this.viewsOpen(a)],
+      ['views.open', (a, caller) => this.viewsOpen(a, caller)],
       ['views.publish', (a) => this.viewsPublish(a)],
     ];
   }
@@ -39,7 +39,12 @@ export class Views {
    * `invalid_trigger_id`, ids older than 3 s `expired_trigger_id`, used ones
    * `exchanged_trigger_id`, as Slack answers.
    */
-  private viewsOpen(a: Json): Json {
+  /** The person a trigger id was issued for (an interaction of theirs), if it was. */
+  triggerUser(triggerId: string): string | undefined {
+    return this.triggers.get(triggerId)?.user;
+  }
+
+  private viewsOpen(a: Json, caller: Caller): Json {
     const triggerId = str(a.trigger_id);
     const trigger = triggerId ? this.triggers.get(triggerId) : undefined;
     if (!triggerId || !trigger) return fail('invalid_trigger_id');
@@ -51,9 +56,9 @@ export class Views {
     const view = {
       ...(a.view as Json),
       id: `V${String(++this.viewSeq).padStart(10, '0')}`,
-      team_id: TEAM,
+      team_id: caller.team,
       app_id: APP_ID,
-      bot_id: BOT_ID,
+      bot_id: caller.botId,
       state: { values: {} },
       hash: randomBytes(6).toString('hex'),
     };

@@ -14,7 +14,41 @@ export const SLACK_IDS = {
   appId: 'A0001',
 } as const;
 
+/**
+ * The app as Slack knows it (Basic Information → App Credentials): what oauth.v2.access checks.
+ * `redirectUrls`: the Redirect URLs set under OAuth & Permissions (none until a test sets one).
+ */
+export const SLACK_APP = {
+  appId: SLACK_IDS.appId,
+  clientId: '1111111111.2222222222',
+  clientSecret: 'fakeclientsecret0123456789abcdef',
+} as const;
+
 export type Json = Record<string, unknown>;
+
+/**
+ * Who a call's token stands for: its workspace (for an org-wide install, its Enterprise Grid
+ * org: `team` is then the org's id) and that install's bot user.
+ */
+export interface Caller {
+  team: string;
+  enterprise: string | undefined;
+  orgWide: boolean;
+  botUser: string;
+  botId: string;
+}
+
+/** A bot token the fake did not issue stands for the default workspace, as it always has. */
+export const DEFAULT_CALLER: Caller = {
+  team: SLACK_IDS.team,
+  enterprise: undefined,
+  orgWide: false,
+  botUser: SLACK_IDS.botUser,
+  botId: SLACK_IDS.botId,
+};
+
+/** A Web API method: its arguments and who called, to Slack's JSON answer. */
+export type Handler = (a: Json, caller: Caller) => Json;
 
 /** One HTTP answer: a JSON object, or raw text for non-JSON answers. */
 export type Answer = { status: number; body: unknown; headers?: Record<string, string> };
@@ -37,16 +71,18 @@ export function send(res: ServerResponse, a: Answer): void {
   res.end(isText ? a.body : JSON.stringify(a.body));
 }
 
+/** A bot token: `xoxb-…`, or `xoxe.xoxb-…` when the app rotates its tokens. */
+export const isBotToken = (token: string): boolean =>
+  token.startsWith('xoxb-') || token.startsWith('xoxe.xoxb-');
+
 export function authError(method: string, token: string | undefined): Json | undefined {
   if (!token) return fail('not_authed');
   const isApp = token.startsWith('xapp-');
   // App-level tokens open sockets and nothing else; bot tokens cannot open sockets.
   if (method === 'apps.connections.open')
-    return isApp
-      ? undefined
-      : fail(token.startsWith('xoxb-') ? 'not_allowed_token_type' : 'invalid_auth');
+    return isApp ? undefined : fail(isBotToken(token) ? 'not_allowed_token_type' : 'invalid_auth');
   if (isApp) return fail('not_allowed_token_type');
-  return token.startsWith('xoxb-') ? undefined : fail('invalid_auth');
+  return isBotToken(token) ? undefined : fail('invalid_auth');
 }
 
 export function parseArgs(contentType: string, body: Buffer, query: URLSearchParams): Json {
