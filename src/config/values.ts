@@ -16,10 +16,15 @@ export function hideConfigValues(config: Config): (text: string) => string {
     [slack.signingSecret, '[redacted]'],
     [api.key, '[redacted]'],
     ...Object.values(api.projectKeys).map((k): [string, string] => [k, '[redacted]']),
+    [config.insights.embeddings?.key, '[redacted]'],
+    ...(config.insights.embeddings ? urlSecrets(config.insights.embeddings.url) : []).map(
+      (s): [string, string] => [s, '[redacted]'],
+    ),
     ...databaseParts(config.databaseUrl),
     [slack.apiUrl, 'SLACK_API_URL'],
     [slack.apiUrl.replace(/\/+$/, ''), 'SLACK_API_URL'],
     [api.baseUrl, 'MINTLIFY_API_URL'],
+    [config.insights.embeddings?.url, 'INSIGHTS_EMBEDDINGS_URL'],
     [config.visitors.docsBaseUrl, 'DOCS_BASE_URL'],
     [config.digest.channel, 'DIGEST_CHANNEL'],
     ...(config.access.users ?? []).map((u): [string, string] => [u, 'an ALLOWED_USERS id']),
@@ -63,8 +68,11 @@ function databaseParts(url: string): [string | undefined, string][] {
 
 /** Every secret the configuration holds: tokens, keys, and the database URL's secret parts. */
 export function configSecrets(
-  config: Pick<Config, 'slack' | 'api' | 'databaseUrl'>,
+  config: Pick<Config, 'slack' | 'api' | 'databaseUrl'> & {
+    insights?: Pick<Config['insights'], 'embeddings'>;
+  },
 ): (string | undefined)[] {
+  const embeddings = config.insights?.embeddings;
   return [
     config.slack.botToken,
     config.slack.appToken,
@@ -72,5 +80,7 @@ export function configSecrets(
     config.api.key,
     ...Object.values(config.api.projectKeys),
     ...urlSecrets(config.databaseUrl),
+    embeddings?.key,
+    ...(embeddings ? urlSecrets(embeddings.url) : []),
   ];
 }

@@ -1,5 +1,6 @@
 import { ApiError, BudgetExhausted } from '../api/errors.ts';
 import { type ChannelAnswer, checkDigestChannel } from './digest-channel.ts';
+import { checkEmbeddings, type EmbeddingsProbe } from './embeddings.ts';
 
 /**
  * The doctor: checks everything the bot needs from outside (Node, Slack's tokens and scopes,
@@ -44,6 +45,8 @@ export interface DoctorPorts {
   databaseLabel: string;
   /** conversations.info on DIGEST_CHANNEL; undefined when no digest is set (no check). */
   digestChannel?: (() => Promise<ChannelAnswer>) | undefined;
+  /** INSIGHTS_EMBEDDINGS_URL's endpoint; undefined when it is unset (said as off). */
+  embeddings?: EmbeddingsProbe | undefined;
 }
 
 /** Runs every check, each on its own (one failing never hides the others). */
@@ -57,11 +60,12 @@ export async function runDoctor(p: DoctorPorts): Promise<Check[]> {
   const scopes = await guard('Bot scopes', () => checkScopes(p, auth));
   const socket = await guard('Slack app token', () => checkSocket(p));
   const api = await guard('Mintlify API', () => checkApi(p));
+  const embeddings = await guard('Embeddings endpoint', () => checkEmbeddings(p.embeddings));
   const digest = p.digestChannel;
   const digestCheck = digest
     ? [await guard('Digest channel', () => checkDigestChannel(digest))]
     : [];
-  return [node, token, scopes, socket, api, database, ...digestCheck];
+  return [node, token, scopes, socket, api, database, embeddings, ...digestCheck];
 }
 
 /** One line per check: `✓ name: detail` or `✗ name: detail. Fix: …`. */

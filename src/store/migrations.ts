@@ -326,5 +326,26 @@ export function migrations(kind: Engine['kind']): Record<string, Step> {
         await db.schema.createIndex('job_threads_gap').on('job_threads').column('gap_id').execute();
       },
     },
+    '0016_text_vectors': {
+      async up(db: Kysely<unknown>) {
+        // Sentence vectors of masked reader texts from a team's embeddings endpoint, by model
+        // and the text's SHA-256 (src/insights/embeddings.ts): asked once, reused by every
+        // report and replica. `vector` is opaque to the store (base64 of Float32 values);
+        // rows older than 90 days are pruned when vectors are written.
+        await db.schema
+          .createTable('text_vectors')
+          .addColumn('model', 'text', (c) => c.notNull())
+          .addColumn('text_hash', 'text', (c) => c.notNull())
+          .addColumn('vector', 'text', (c) => c.notNull())
+          .addColumn('created_at', 'bigint', (c) => c.notNull())
+          .addPrimaryKeyConstraint('text_vectors_pk', ['model', 'text_hash'])
+          .execute();
+        await db.schema
+          .createIndex('text_vectors_created')
+          .on('text_vectors')
+          .column('created_at')
+          .execute();
+      },
+    },
   };
 }

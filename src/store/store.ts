@@ -9,6 +9,7 @@ import { pendingCommandQueries } from './pending-commands.ts';
 import { pollQueries } from './polls.ts';
 import { projectQueries } from './projects.ts';
 import { reportCacheQueries } from './report-cache.ts';
+import { textVectorQueries } from './text-vectors.ts';
 import { threadQueries } from './threads.ts';
 import type { Store } from './types.ts';
 
@@ -24,6 +25,7 @@ export function createStore(engine: Engine): Store {
     ...buttonQueries(engine),
     ...homeQueries(engine),
     ...reportCacheQueries(engine),
+    ...textVectorQueries(engine),
     ...pendingCommandQueries(engine),
     ...gapQueries(engine),
     ping: () => engine.ping(),
