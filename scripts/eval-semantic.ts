@@ -7,8 +7,10 @@
  * and 3,000 texts whose vectors are at hand (as they are from the store's cache).
  */
 import { parseArgs } from 'node:util';
-import { createLogger } from '../src/log.ts';
+import { prepare, termsOf } from '../src/insights/normalise.ts';
+import { compileLexicon } from '../src/insights/synonyms.ts';
 import { SEMANTIC } from '../src/insights/topics.ts';
+import { createLogger } from '../src/log.ts';
 import {
   evaluate,
   type Method,
@@ -17,15 +19,16 @@ import {
   timeGrouping,
   timingCorpus,
 } from '../test/insights/grouping-eval.ts';
+import { HOLDOUT_SET } from '../test/insights/grouping-holdout.ts';
+import { HOLDOUT_SET_C, KEPT_APART_C } from '../test/insights/grouping-holdout-c.ts';
 import {
   embeddingsClient,
+  meaningAuc,
   SEMANTIC_GRID,
   semanticGrouping,
   startLocalEmbeddings,
   vectorsOf,
 } from '../test/insights/grouping-semantic.ts';
-import { HOLDOUT_SET } from '../test/insights/grouping-holdout.ts';
-import { HOLDOUT_SET_C, KEPT_APART_C } from '../test/insights/grouping-holdout-c.ts';
 import { GROUPING_SET, KEPT_APART } from '../test/insights/grouping-set.ts';
 
 export interface EmbeddingsChoice {
@@ -52,7 +55,12 @@ export function embeddingsChoice(argv: string[], env = process.env): EmbeddingsC
   const model =
     (values['embeddings-model'] as string | undefined) ??
     (local ? 'use-lite' : (env.INSIGHTS_EMBEDDINGS_MODEL ?? 'text-embedding-3-small'));
-  return { url: local ? undefined : url, local, model, key: local ? undefined : env.INSIGHTS_EMBEDDINGS_KEY };
+  return {
+    url: local ? undefined : url,
+    local,
+    model,
+    key: local ? undefined : env.INSIGHTS_EMBEDDINGS_KEY,
+  };
 }
 
 type Row = (s: Scores) => string;
@@ -79,6 +87,14 @@ export async function evalSemantic(choice: EmbeddingsChoice, row: Row, timing: b
       `${mixes(m, ...KEPT_APART) ? 'MIXED' : 'apart'}, ${mixes(m, ...KEPT_APART_C, HOLDOUT_SET_C) ? 'MIXED' : 'apart'}`;
     console.log(
       `${chosen.name.padEnd(56)}${row(evaluate(chosen, GROUPING_SET)).padEnd(40)}${row(evaluate(chosen, HOLDOUT_SET)).padEnd(40)}${row(evaluate(chosen, HOLDOUT_SET_C)).padEnd(40)}${apart(chosen)}`,
+    );
+    const lexicon = compileLexicon([]);
+    const words = (t: string) => termsOf(prepare(t), lexicon);
+    const auc = [GROUPING_SET, HOLDOUT_SET, HOLDOUT_SET_C].map((set) =>
+      meaningAuc(set, vectors, words).toFixed(2),
+    );
+    console.log(
+      `Pairs only meaning could join (one intent, no shared term), ranked by the vectors' cosine above pairs of two intents: AUC A ${auc[0]}, B ${auc[1]}, C ${auc[2]} (0.5 = chance).`,
     );
     console.log('\nWeight and zero, on sets A and B only (C is not used to choose):');
     for (const weight of SEMANTIC_GRID.weights)

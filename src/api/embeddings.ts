@@ -107,8 +107,7 @@ function inOrder(
   dims = answer.data[0]?.embedding.length,
 ): Float32Array[] {
   const bad = (problem: string) => new MalformedResponse(EMBEDDINGS_OPERATION, 200, problem);
-  if (answer.data.length !== count)
-    throw bad(`${answer.data.length} vectors for ${count} texts`);
+  if (answer.data.length !== count) throw bad(`${answer.data.length} vectors for ${count} texts`);
   const vectors = new Array<Float32Array | undefined>(count);
   for (const { index, embedding } of answer.data) {
     if (index >= count || vectors[index]) throw bad(`index ${index} out of place`);

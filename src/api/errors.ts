@@ -14,8 +14,7 @@ const SERVICES: Readonly<Record<string, { name: string; keyVariable: string }>> 
 const MINTLIFY = { name: 'The Mintlify API', keyVariable: 'MINTLIFY_API_KEY' };
 
 /** The service an operation talks to, as messages name it. */
-export const serviceOf = (operation: string) =>
-  SERVICES[operation.split('.')[0] ?? ''] ?? MINTLIFY;
+export const serviceOf = (operation: string) => SERVICES[operation.split('.')[0] ?? ''] ?? MINTLIFY;
 
 export type ApiErrorKind =
   | 'invalid_request'
@@ -65,7 +64,8 @@ export class Unauthorized extends ApiError {
   readonly kind = 'unauthorized';
   constructor(operation: string) {
     const { name, keyVariable } = serviceOf(operation);
-    const who = name === MINTLIFY.name ? 'The Mintlify API key was rejected' : `${name} rejected the key`;
+    const who =
+      name === MINTLIFY.name ? 'The Mintlify API key was rejected' : `${name} rejected the key`;
     super(`${who}: it is wrong or has expired (check ${keyVariable})`, {
       operation,
       status: 401,

@@ -139,7 +139,11 @@ async function askMissing(
       );
       const length = got[0]!.length;
       if (answered && length !== dims)
-        throw new MalformedResponse(EMBEDDINGS_OPERATION, 200, `vectors of ${length} and ${dims} dimensions`);
+        throw new MalformedResponse(
+          EMBEDDINGS_OPERATION,
+          200,
+          `vectors of ${length} and ${dims} dimensions`,
+        );
       [dims, answered] = [length, true];
       const rows = wanted.map((i, j): [string, Float32Array] => [hashes[i]!, got[j]!]);
       for (const [h, v] of rows) fresh.set(h, v);

@@ -1,8 +1,8 @@
 import type { SearchRow } from '../api/insights-schemas.ts';
 import type { DateRange } from '../reports/range.ts';
 import type { Change, DislikedPage, PeriodCounts, SearchGap } from './analyse.ts';
-import type { GapItem } from './gaps.ts';
 import type { VectorsOutcome } from './embeddings.ts';
+import type { GapItem } from './gaps.ts';
 import type { RequestPlan, Source } from './plan.ts';
 import type { Coverage, StopReason } from './read.ts';
 import type { Topic } from './topics.ts';

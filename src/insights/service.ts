@@ -1,6 +1,6 @@
 import { type Budget, HOUR_MS } from '../api/budget.ts';
-import type { Conversation } from '../api/insights-schemas.ts';
 import { BudgetExhausted } from '../api/errors.ts';
+import type { Conversation } from '../api/insights-schemas.ts';
 import type { Logger } from '../log.ts';
 import { apiParams, type DateRange, previousRange } from '../reports/range.ts';
 import { inTurns } from '../reports/turns.ts';
@@ -263,7 +263,9 @@ const outcomeOf = ({ vectors: _, ...outcome }: VectorsOutcome) => outcome;
  * lexical (they join from 0.55, which the meaning score, at most its weight, never reaches).
  */
 function questionVectors(conversations: readonly Conversation[], embeddings: EmbeddingsDeps) {
-  const texts = conversations.filter((c) => c.resolutionStatus === 'unanswered').map((c) => c.query);
+  const texts = conversations
+    .filter((c) => c.resolutionStatus === 'unanswered')
+    .map((c) => c.query);
   return textVectors(texts, embeddings);
 }
 

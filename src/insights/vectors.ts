@@ -164,10 +164,19 @@ function* addSemantic(
   if (minCosine > 1) return;
   const n = items.length;
   const lexical = new Map<number, number>();
-  for (let e = 0; e < edges.length; e++) lexical.set(edges.a[e]! * n + edges.b[e]!, e);
+  const due = pacer();
+  for (let e = 0; e < edges.length; e++) {
+    lexical.set(edges.a[e]! * n + edges.b[e]!, e);
+    if ((e & 1023) === 0 && due()) yield;
+  }
   yield;
   yield* cosinePairs(semantic.vectors, minCosine, (a, b, cosine) => {
-    const s = adjust(semanticScore(cosine, semantic.score), items[a]!.category, items[b]!.category, o);
+    const s = adjust(
+      semanticScore(cosine, semantic.score),
+      items[a]!.category,
+      items[b]!.category,
+      o,
+    );
     if (s < o.floor || s <= 0) return;
     const e = lexical.get(a * n + b);
     if (e === undefined) edges.push(a, b, s);
@@ -178,10 +187,13 @@ function* addSemantic(
 /** The edges among the `k` most alike of either of their two items. */
 function* strongest(edges: Edges, n: number, k: number): Steps<Edges> {
   // Each item's edges, listed item by item (counts, then offsets, then the edge numbers).
+  // Paced too: with sentence vectors a big report has a million edges or more.
+  const due = pacer();
   const start = new Int32Array(n + 1);
   for (let e = 0; e < edges.length; e++) {
     start[edges.a[e]! + 1]!++;
     start[edges.b[e]! + 1]!++;
+    if ((e & 16383) === 0 && due()) yield;
   }
   for (let i = 0; i < n; i++) start[i + 1]! += start[i]!;
   const byItem = new Int32Array(2 * edges.length);
@@ -189,10 +201,10 @@ function* strongest(edges: Edges, n: number, k: number): Steps<Edges> {
   for (let e = 0; e < edges.length; e++) {
     byItem[filled[edges.a[e]!]!++] = e;
     byItem[filled[edges.b[e]!]!++] = e;
+    if ((e & 16383) === 0 && due()) yield;
   }
   yield;
   const kept = new Uint8Array(edges.length);
-  const due = pacer();
   for (let i = 0; i < n; i++) {
     const own = byItem.subarray(start[i]!, start[i + 1]!);
     if (own.length > k) own.sort((x, y) => edges.similarity[y]! - edges.similarity[x]! || x - y);
@@ -200,8 +212,10 @@ function* strongest(edges: Edges, n: number, k: number): Steps<Edges> {
     if (due()) yield;
   }
   const out = new Edges();
-  for (let e = 0; e < edges.length; e++)
+  for (let e = 0; e < edges.length; e++) {
     if (kept[e]) out.push(edges.a[e]!, edges.b[e]!, edges.similarity[e]!);
+    if ((e & 16383) === 0 && due()) yield;
+  }
   return out;
 }
 

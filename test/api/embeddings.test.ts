@@ -58,7 +58,9 @@ describe('embeddings client', () => {
     expect(fake.requests).toHaveLength(3);
     fake.inject({ kind: 'status', status: 429, retryAfter: '60' });
     await expect(client().embed(['a'])).rejects.toBeInstanceOf(RateLimited);
-    const refused = await client({ key: 'wrong-key-0123456789' }).embed(['a']).catch((e: unknown) => e);
+    const refused = await client({ key: 'wrong-key-0123456789' })
+      .embed(['a'])
+      .catch((e: unknown) => e);
     expect(refused).toBeInstanceOf(Unauthorized);
     expect((refused as Error).message).toBe(
       'The embeddings endpoint rejected the key: it is wrong or has expired (check INSIGHTS_EMBEDDINGS_KEY)',
@@ -67,9 +69,13 @@ describe('embeddings client', () => {
 
   it('refuses an answer it cannot read: not JSON, or a vector of another length', async () => {
     fake.inject({ kind: 'malformed' });
-    const bad = await client().embed(['a']).catch((e: unknown) => e);
+    const bad = await client()
+      .embed(['a'])
+      .catch((e: unknown) => e);
     expect(bad).toBeInstanceOf(MalformedResponse);
-    expect((bad as Error).message).toMatch(/^The embeddings endpoint sent an answer we could not read/);
+    expect((bad as Error).message).toMatch(
+      /^The embeddings endpoint sent an answer we could not read/,
+    );
     fake.inject({ kind: 'wrong-dimension' });
     await expect(client().embed(['a', 'b'])).rejects.toThrow(/dimensions/);
   });
@@ -87,7 +93,9 @@ describe('embeddings client', () => {
 
   it('never logs the key', async () => {
     fake.inject({ kind: 'status', status: 500 }, 3);
-    await client().embed(['a']).catch(() => {});
+    await client()
+      .embed(['a'])
+      .catch(() => {});
     expect(logs.text()).toContain('embeddings.create');
     expect(logs.text()).not.toContain(KEY);
   });

@@ -135,7 +135,11 @@ export const SHORT_TERMS: SearchTerm[] = [
 ];
 
 /** One need in three wordings that share no word, and another need beside it. */
-export const OUTAGE_QUESTIONS = ['Is the API down?', 'Where is the status page?', 'any outage today'];
+export const OUTAGE_QUESTIONS = [
+  'Is the API down?',
+  'Where is the status page?',
+  'any outage today',
+];
 export const PARAPHRASE_GAPS: HostileGap[] = [
   ...OUTAGE_QUESTIONS.map((query, i) => ({ query, daysAgo: i + 1, category: 'Status' })),
   { query: 'Can I book a demo with sales?', daysAgo: 2, category: 'Status' },

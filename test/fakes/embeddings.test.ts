@@ -21,7 +21,10 @@ const cos = (a: number[], b: number[]) => a.reduce((s, x, i) => s + x * b[i]!, 0
 
 describe('fake embeddings endpoint', () => {
   it('answers OpenAI’s shape: one unit vector per text, by index, and the usage', async () => {
-    const res = await post({ model: 'text-embedding-3-small', input: ['rotate api key', 'status'] });
+    const res = await post({
+      model: 'text-embedding-3-small',
+      input: ['rotate api key', 'status'],
+    });
     expect(res.status).toBe(200);
     const body = (await res.json()) as {
       object: string;

@@ -116,7 +116,7 @@ export class FakeEmbeddings {
     req.on('end', () => this.answer(req, res, Buffer.concat(chunks).toString('utf8')));
   }
 
-  private answer(req: IncomingMessage, res: ServerResponse, raw: string): void {
+  private answer(req: IncomingMessage, res: ServerResponse, raw: string): undefined {
     let body: { model?: unknown; input?: unknown } = {};
     try {
       body = JSON.parse(raw) as typeof body;
@@ -133,9 +133,13 @@ export class FakeEmbeddings {
       record.answered = status;
       res.writeHead(status, { 'content-type': 'application/json', ...headers });
       res.end(typeof payload === 'string' ? payload : JSON.stringify(payload));
+      return undefined;
     };
     if (req.method !== 'POST' || req.url !== '/v1/embeddings')
-      return send(404, openAiError(`Unknown request URL: ${req.method} ${req.url}`, 'invalid_request_error'));
+      return send(
+        404,
+        openAiError(`Unknown request URL: ${req.method} ${req.url}`, 'invalid_request_error'),
+      );
     if (this.#key !== undefined && req.headers.authorization !== `Bearer ${this.#key}`)
       return send(401, openAiError('Incorrect API key provided.', 'invalid_request_error'));
     const fault = this.takeFault();
@@ -146,7 +150,10 @@ export class FakeEmbeddings {
     if (fault?.kind === 'status')
       return send(
         fault.status,
-        openAiError(`fault ${fault.status}`, fault.status === 429 ? 'rate_limit_exceeded' : 'server_error'),
+        openAiError(
+          `fault ${fault.status}`,
+          fault.status === 429 ? 'rate_limit_exceeded' : 'server_error',
+        ),
         fault.retryAfter === undefined ? {} : { 'retry-after': fault.retryAfter },
       );
     if (fault?.kind === 'malformed') return send(200, '{"object":"list","data":[{"embedd');
@@ -155,7 +162,10 @@ export class FakeEmbeddings {
     const data = texts.map((t, index) => ({
       object: 'embedding',
       index,
-      embedding: this.vectorOf(t).slice(0, fault?.kind === 'wrong-dimension' && index === 0 ? -1 : undefined),
+      embedding: this.vectorOf(t).slice(
+        0,
+        fault?.kind === 'wrong-dimension' && index === 0 ? -1 : undefined,
+      ),
     }));
     send(200, {
       object: 'list',

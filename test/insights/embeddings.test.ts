@@ -2,8 +2,8 @@ import { createHash } from 'node:crypto';
 import { afterEach, beforeEach, expect, it } from 'vitest';
 import { EmbeddingsClient } from '../../src/api/embeddings.ts';
 import { embeddingText, textVectors } from '../../src/insights/embeddings.ts';
-import { FakeEmbeddings } from '../fakes/embeddings.ts';
 import { PII } from '../fakes/analytics-insights-hostile.ts';
+import { FakeEmbeddings } from '../fakes/embeddings.ts';
 import { memoryLogger } from '../helpers/log.ts';
 import { describeEachEngine } from '../helpers/store-engines.ts';
 
@@ -58,7 +58,8 @@ describeEachEngine('insights: text vectors through the cache', (db) => {
       log: logs.log,
     });
     const sent = fake.textsReceived.join('\n');
-    for (const secret of [PII.openAiKey, PII.email, PII.phoneEnd]) expect(sent).not.toContain(secret);
+    for (const secret of [PII.openAiKey, PII.email, PII.phoneEnd])
+      expect(sent).not.toContain(secret);
     expect(sent).toContain('[email]');
     expect(out.vectors?.get(raw)).toBeDefined();
     // Stored under the hash of the masked text, never of the raw one.
@@ -75,7 +76,11 @@ describeEachEngine('insights: text vectors through the cache', (db) => {
     fake.inject({ kind: 'status', status: 500 }, 3);
     const deps = { embedder: embedder(), cache: db.store, log: logs.log };
     const failed = await textVectors(questions(3), deps);
-    expect(failed).toMatchObject({ texts: 3, requests: 1, failed: { kind: 'unavailable', status: 500 } });
+    expect(failed).toMatchObject({
+      texts: 3,
+      requests: 1,
+      failed: { kind: 'unavailable', status: 500 },
+    });
     expect(failed.vectors).toBeUndefined();
     const next = await textVectors(questions(3), deps);
     expect(next).toMatchObject({ cached: 0, requests: 1 });

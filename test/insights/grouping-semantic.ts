@@ -1,8 +1,8 @@
 import { spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { EmbeddingsClient } from '../../src/api/embeddings.ts';
-import type { Logger } from '../../src/log.ts';
 import type { GroupingOptions } from '../../src/insights/topics.ts';
+import type { Logger } from '../../src/log.ts';
 import { grouping, type Method } from './grouping-eval.ts';
 
 /**
@@ -72,3 +72,39 @@ export const SEMANTIC_GRID = {
   weights: [0.3, 0.4, 0.5, 0.6, 0.8],
   zeros: [0.2, 0.3, 0.4, 0.5, 0.6, 0.7],
 };
+
+/**
+ * How well the vectors alone rank the pairs only meaning could join (one intent, no shared
+ * term after normalisation) above pairs of different intents: the area under the ROC curve
+ * (0.5 = chance, 1 = every such pair above every other).
+ */
+export function meaningAuc(
+  set: readonly { text: string; intent: string }[],
+  vectors: ReadonlyMap<string, Float32Array>,
+  termsOf: (text: string) => string[],
+): number {
+  const terms = set.map((q) => termsOf(q.text));
+  const unit = set.map((q) => {
+    const v = vectors.get(q.text.trim())!;
+    const n = Math.hypot(...v);
+    return v.map((x) => x / n);
+  });
+  const [meaning, other]: number[][] = [[], []];
+  for (let i = 0; i < set.length; i++)
+    for (let j = i + 1; j < set.length; j++) {
+      const c = unit[i]!.reduce((s, x, k) => s + x * unit[j]![k]!, 0);
+      if (set[i]!.intent !== set[j]!.intent) other!.push(c);
+      else if (!terms[i]!.some((t) => terms[j]!.includes(t))) meaning!.push(c);
+    }
+  other!.sort((a, b) => a - b);
+  const below = (x: number) => {
+    let [lo, hi] = [0, other!.length];
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (other![mid]! < x) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo;
+  };
+  return meaning!.reduce((s, x) => s + below(x), 0) / (meaning!.length * other!.length);
+}

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { drain } from '../../src/reports/turns.ts';
 import { cosinePairs } from '../../src/insights/semantic.ts';
 import { groupTopics, type TopicInput } from '../../src/insights/topics.ts';
+import { drain } from '../../src/reports/turns.ts';
 import { OUTAGE_QUESTIONS } from '../fakes/analytics-insights-hostile.ts';
 import { DELETE_KEY_QUESTIONS, ROTATE_KEY_QUESTIONS } from '../fakes/analytics-insights-seed.ts';
 import { FakeEmbeddings } from '../fakes/embeddings.ts';
@@ -46,7 +46,12 @@ describe('semantic grouping', () => {
       { text: 'any outage today', category: 'Billing' },
     ];
     expect(texts(same, true)).toHaveLength(2);
-    expect(texts(same.map((s) => ({ text: s.text })), true)).toHaveLength(1);
+    expect(
+      texts(
+        same.map((s) => ({ text: s.text })),
+        true,
+      ),
+    ).toHaveLength(1);
   });
 
   it('compares every pair of vectors, blocked, as a plain double loop would', () => {
@@ -54,7 +59,7 @@ describe('semantic grouping', () => {
     const vs = Array.from({ length: 70 }, (_, i) =>
       i % 9 === 0 ? null : Float32Array.from({ length: 24 }, () => random() - 0.5),
     );
-    const unit = vs.map((v) => v && v.map((x) => x / Math.hypot(...v)));
+    const unit = vs.map((v) => v?.map((x) => x / Math.hypot(...v)) ?? null);
     const expected: string[] = [];
     for (let a = 0; a < vs.length; a++)
       for (let b = a + 1; b < vs.length; b++) {
@@ -73,6 +78,7 @@ describe('semantic grouping', () => {
       Float32Array.from({ length: 256 }, () => random() - 0.5),
     );
     const steps = cosinePairs(vs, 0.99, () => {});
+    const started = performance.now();
     let [longest, count] = [0, 0];
     for (;;) {
       const t = performance.now();
@@ -81,8 +87,11 @@ describe('semantic grouping', () => {
       count++;
       if (r.done) break;
     }
+    // Steps of ~5 ms: a busy machine (a GC, another process) stretches one now and then, so
+    // the bound is relative to the whole: without the yields one step is all of it.
+    const total = performance.now() - started;
     expect(count).toBeGreaterThan(10);
-    expect(longest).toBeLessThan(40);
+    expect(longest).toBeLessThan(Math.max(40, total / 5));
   });
 });
 

@@ -104,7 +104,11 @@ describe('/insights with an embeddings endpoint', () => {
     expect(lexical.semantic).toBeUndefined();
     expect(topicsOf(lexical)).not.toContainEqual(outage);
     const report = await service().insights.build(week());
-    expect(report.semantic).toMatchObject({ model: 'text-embedding-3-small', cached: 0, requests: 1 });
+    expect(report.semantic).toMatchObject({
+      model: 'text-embedding-3-small',
+      cached: 0,
+      requests: 1,
+    });
     expect(report.questionGaps.find((t) => OUTAGE_QUESTIONS.includes(t.example))?.count).toBe(3);
     expect(topicsOf(report).find((t) => t.includes('Can I book a demo with sales?'))).toEqual([
       'Can I book a demo with sales?',
@@ -134,10 +138,25 @@ describe('/insights with an embeddings endpoint', () => {
 
   const faults: [string, EmbeddingsFault, number, string][] = [
     ['a 500, on every retry', { kind: 'status', status: 500 }, 3, 'answered 500'],
-    ['a 429 with a long Retry-After', { kind: 'status', status: 429, retryAfter: '60' }, 1, 'was rate limiting (429)'],
+    [
+      'a 429 with a long Retry-After',
+      { kind: 'status', status: 429, retryAfter: '60' },
+      1,
+      'was rate limiting (429)',
+    ],
     ['no answer at all', { kind: 'hang' }, 3, 'did not answer in time'],
-    ['an answer that is not JSON', { kind: 'malformed' }, 1, 'sent an answer that could not be read'],
-    ['a vector of another length', { kind: 'wrong-dimension' }, 1, 'sent an answer that could not be read'],
+    [
+      'an answer that is not JSON',
+      { kind: 'malformed' },
+      1,
+      'sent an answer that could not be read',
+    ],
+    [
+      'a vector of another length',
+      { kind: 'wrong-dimension' },
+      1,
+      'sent an answer that could not be read',
+    ],
   ];
   for (const [what, fault, times, cause] of faults)
     it(`groups by words and says so in one line on ${what}, never failing the report`, async () => {
