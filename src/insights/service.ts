@@ -20,6 +20,7 @@ import { DEFAULT_INSIGHTS_MAX_REQUESTS, planRequests, type RequestPlan } from '.
 import { PlannedReader } from './read.ts';
 import type { InsightsReport } from './report.ts';
 import { type InsightsApi, readReport } from './sources.ts';
+import type { GroupingOptions } from './topics.ts';
 
 export type { InsightsReport } from './report.ts';
 
@@ -207,10 +208,7 @@ async function analysed(
   const { reader, ...rest } = about;
   const [current, before] = [read.current, read.previousCounts];
   const semantic = embeddings && (await questionVectors(current.conversations, embeddings));
-  const vectors = semantic?.vectors;
-  const questionGrouping = vectors
-    ? { ...options.grouping, vectors: (t: string) => vectors.get(t) }
-    : options.grouping;
+  const questionGrouping = withVectors(options.grouping, semantic?.vectors);
   // Grouping thousands of questions is CPU work: in steps, so acks and answers go out.
   const asked = await inTurns(
     questionGapSteps(current.conversations, Number.POSITIVE_INFINITY, questionGrouping),
@@ -254,6 +252,10 @@ async function analysed(
     ...(semantic ? { semantic: outcomeOf(semantic) } : {}),
   };
 }
+
+/** The grouping by meaning as well as words, when the endpoint gave vectors. */
+const withVectors = (g: GroupingOptions, vectors: ReadonlyMap<string, Float32Array> | undefined) =>
+  vectors ? { ...g, vectors: (t: string) => vectors.get(t) } : g;
 
 /** What the report keeps of the vectors' outcome: not the vectors. */
 const outcomeOf = ({ vectors: _, ...outcome }: VectorsOutcome) => outcome;
