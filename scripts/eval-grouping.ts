@@ -3,6 +3,8 @@
  * sets (test/insights/grouping-set.ts, grouping-holdout.ts, and grouping-holdout-c.ts, which
  * no choice was made on), and how long
  * the default takes on 1,000 and 5,000 distinct texts (`--quick` leaves the timing out).
+ * With an embeddings endpoint (`--embeddings local`, `--embeddings-url URL [--embeddings-model
+ * M]`, or INSIGHTS_EMBEDDINGS_URL), the semantic grouping too (scripts/eval-semantic.ts).
  * The method and its figures: docs/grouping.md.
  */
 import { DEFAULT_GROUPING } from '../src/insights/topics.ts';
@@ -20,6 +22,7 @@ import {
 import { HOLDOUT_SET } from '../test/insights/grouping-holdout.ts';
 import { HOLDOUT_SET_C, KEPT_APART_C } from '../test/insights/grouping-holdout-c.ts';
 import { GROUPING_SET, KEPT_APART, type LabelledQuestion } from '../test/insights/grouping-set.ts';
+import { embeddingsChoice, evalSemantic } from './eval-semantic.ts';
 
 const f = (x: number) => x.toFixed(3);
 const row = (s: Scores) =>
@@ -69,3 +72,6 @@ if (!process.argv.includes('--quick')) {
     );
   }
 }
+
+const endpoint = embeddingsChoice(process.argv.slice(2));
+if (endpoint) await evalSemantic(endpoint, row, !process.argv.includes('--quick'));

@@ -8,6 +8,8 @@ const SECRET_PATTERNS = [
   /xox[abposr]-[A-Za-z0-9-]+/g,
   /xapp-[A-Za-z0-9-]+/g,
   /mint_[A-Za-z0-9_-]+/g,
+  // An OpenAI-style key (INSIGHTS_EMBEDDINGS_KEY), whatever endpoint it was meant for.
+  /sk-[A-Za-z0-9_-]{20,}/g,
 ];
 const REDACTED = '[redacted]';
 

@@ -71,6 +71,35 @@ describe('loadConfig', () => {
     }
   });
 
+  it('turns semantic grouping on only with INSIGHTS_EMBEDDINGS_URL, the key optional, and refuses a key alone', () => {
+    const off = loadConfig(valid);
+    expect(off.ok && off.config.insights.embeddings).toBeUndefined();
+    const local = loadConfig({ ...valid, INSIGHTS_EMBEDDINGS_URL: 'http://127.0.0.1:8089/v1/' });
+    expect(local.ok && local.config.insights.embeddings).toEqual({
+      url: 'http://127.0.0.1:8089/v1',
+      key: undefined,
+      model: 'text-embedding-3-small',
+    });
+    const key = 'sk-team-embeddings-0123456789abcdef';
+    const openai = loadConfig({
+      ...valid,
+      INSIGHTS_EMBEDDINGS_URL: 'https://api.openai.com/v1',
+      INSIGHTS_EMBEDDINGS_KEY: key,
+      INSIGHTS_EMBEDDINGS_MODEL: 'text-embedding-3-large',
+    });
+    expect(openai.ok && openai.config.insights.embeddings).toEqual({
+      url: 'https://api.openai.com/v1',
+      key,
+      model: 'text-embedding-3-large',
+    });
+    const alone = loadConfig({ ...valid, INSIGHTS_EMBEDDINGS_KEY: key });
+    expect(alone.ok ? [] : alone.problems).toEqual([
+      'INSIGHTS_EMBEDDINGS_KEY is set but INSIGHTS_EMBEDDINGS_URL is not: set the URL to group questions by meaning, or unset the key',
+    ]);
+    const bad = loadConfig({ ...valid, INSIGHTS_EMBEDDINGS_URL: `ftp://${key}` });
+    expect(bad.ok ? [] : bad.problems).toEqual(['INSIGHTS_EMBEDDINGS_URL must be an http(s) URL']);
+  });
+
   it('reads INSIGHTS_SYNONYMS as ;-separated groups of =-joined terms, never echoing one', () => {
     const set = loadConfig({
       ...valid,
@@ -81,7 +110,11 @@ describe('loadConfig', () => {
       ['429', 'rate limit'],
     ]);
     const blank = loadConfig({ ...valid, INSIGHTS_SYNONYMS: ' ' });
-    expect(blank.ok && blank.config.insights).toEqual({ synonyms: [], similarity: 0.3 });
+    expect(blank.ok && blank.config.insights).toEqual({
+      synonyms: [],
+      similarity: 0.3,
+      embeddings: undefined,
+    });
     expect(DEFAULT_SIMILARITY).toBe(0.3); // the grouping's own default: the same
     const secret = 'xoxb-pasted-by-mistake';
     for (const [value, why] of [

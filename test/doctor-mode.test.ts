@@ -40,6 +40,7 @@ describe("the doctor's mode", () => {
       'Slack app token',
       'Mintlify API key and project proj_a',
       'Database sqlite:x',
+      'Embeddings endpoint',
     ]);
     expect(p.asked).toEqual(['auth.test', 'manifest', 'api']);
   });

@@ -67,3 +67,37 @@ it('masks every secret part of a URL, the query string included, with or without
     'postgres://u@h/d?password=***&application_name=bot',
   );
 });
+
+it('masks the embeddings key (any shape) and an OpenAI-style key wherever a log line holds one', () => {
+  const lines: string[] = [];
+  const config = {
+    slack: { botToken: 'xoxb-1', appToken: undefined, signingSecret: 'signing-secret-1' },
+    api: { key: 'mint_1', projectKeys: {} },
+    databaseUrl: 'sqlite:./data/bot.sqlite',
+    insights: {
+      embeddings: {
+        url: 'https://embed.internal/v1?api-key=url-secret-4242',
+        key: 'team-embeddings-key-0123456789',
+        model: 'text-embedding-3-small',
+      },
+    },
+  } as unknown as Parameters<typeof configSecrets>[0];
+  const log = createLogger({
+    level: 'info',
+    secrets: configSecrets(config),
+    destination: new Writable({
+      write(chunk, _enc, cb) {
+        lines.push(String(chunk));
+        cb();
+      },
+    }),
+  });
+  log.warn(
+    { detail: 'Bearer team-embeddings-key-0123456789 refused; url-secret-4242 too' },
+    'embeddings.x',
+  );
+  log.warn({ detail: 'pasted sk-proj-Abc123Def456Ghi789Jkl012' }, 'embeddings.y');
+  const out = lines.join('');
+  for (const secret of ['team-embeddings-key-0123456789', 'url-secret-4242', 'sk-proj-Abc123'])
+    expect(out).not.toContain(secret);
+});

@@ -21,9 +21,18 @@ export interface ApiMetrics {
   apiError(operation: string, kind: ApiErrorKind | 'unexpected'): void;
 }
 
+/** What the transport needs of a client's options: the service, its key, the retry policy. */
+export type TransportOptions = Pick<
+  ApiClientOptions,
+  'baseUrl' | 'apiKey' | 'projectKeys' | 'log' | 'timeoutMs' | 'retry' | 'metrics'
+>;
+
 export interface ApiClientOptions {
   baseUrl: string;
-  /** The organisation's admin key: used for every project without a key of its own. */
+  /**
+   * The organisation's admin key: used for every project without a key of its own. Empty:
+   * no Authorization header (a local embeddings server may want none).
+   */
   apiKey: string;
   /** The project a call is for when it names none. */
   projectId: string;
@@ -59,6 +68,11 @@ type Method = 'GET' | 'POST';
 export interface Call<S extends z.ZodType> {
   operation: string;
   method: Method;
+  /**
+   * A POST that only computes its answer (embeddings) and acts on nothing: the retry table
+   * (errors.ts `isRetryable`) repeats it like a GET.
+   */
+  computes?: boolean;
   path: string;
   /** The project the call is for: it picks the key. */
   project: string;

@@ -3,8 +3,18 @@
  * `applied` says whether the request may have taken effect, which is what decides whether
  * a non-idempotent POST may be sent again.
  *
- * Messages are written for the person in Slack and never contain the API key.
+ * Messages are written for the person in Slack and never contain the API key. They name
+ * the service by the operation's first word: `embeddings.create` is the team's embeddings
+ * endpoint (src/api/embeddings.ts), anything else the Mintlify API.
  */
+
+const SERVICES: Readonly<Record<string, { name: string; keyVariable: string }>> = {
+  embeddings: { name: 'The embeddings endpoint', keyVariable: 'INSIGHTS_EMBEDDINGS_KEY' },
+};
+const MINTLIFY = { name: 'The Mintlify API', keyVariable: 'MINTLIFY_API_KEY' };
+
+/** The service an operation talks to, as messages name it. */
+export const serviceOf = (operation: string) => SERVICES[operation.split('.')[0] ?? ''] ?? MINTLIFY;
 
 export type ApiErrorKind =
   | 'invalid_request'
@@ -53,14 +63,14 @@ export class InvalidRequest extends ApiError {
 export class Unauthorized extends ApiError {
   readonly kind = 'unauthorized';
   constructor(operation: string) {
-    super(
-      'The Mintlify API key was rejected: it is wrong or has expired (check MINTLIFY_API_KEY)',
-      {
-        operation,
-        status: 401,
-        applied: 'no',
-      },
-    );
+    const { name, keyVariable } = serviceOf(operation);
+    const who =
+      name === MINTLIFY.name ? 'The Mintlify API key was rejected' : `${name} rejected the key`;
+    super(`${who}: it is wrong or has expired (check ${keyVariable})`, {
+      operation,
+      status: 401,
+      applied: 'no',
+    });
   }
 }
 
@@ -68,7 +78,9 @@ export class Forbidden extends ApiError {
   readonly kind = 'forbidden';
   constructor(operation: string) {
     super(
-      'The Mintlify API refused this action: the API key may be read-only, or this server is not on the IP allowlist',
+      serviceOf(operation) === MINTLIFY
+        ? 'The Mintlify API refused this action: the API key may be read-only, or this server is not on the IP allowlist'
+        : `${serviceOf(operation).name} refused the request (403): check the key's permissions`,
       { operation, status: 403, applied: 'no' },
     );
   }
@@ -86,12 +98,8 @@ export class RateLimited extends ApiError {
   readonly retryAfterMs: number;
   constructor(operation: string, retryAfterMs: number) {
     super(
-      `The Mintlify API is rate limiting us; try again in ${Math.ceil(retryAfterMs / 1000)} s`,
-      {
-        operation,
-        status: 429,
-        applied: 'no',
-      },
+      `${serviceOf(operation).name} is rate limiting us; try again in ${Math.ceil(retryAfterMs / 1000)} s`,
+      { operation, status: 429, applied: 'no' },
     );
     this.retryAfterMs = retryAfterMs;
   }
@@ -107,7 +115,7 @@ export class Unavailable extends ApiError {
       : opts.refused
         ? 'could not be reached'
         : `dropped the connection${opts.cause ? ` (${opts.cause})` : ''}`;
-    super(`The Mintlify API ${what}`, {
+    super(`${serviceOf(operation).name} ${what}`, {
       operation,
       ...(opts.status === undefined ? {} : { status: opts.status }),
       applied: opts.refused ? 'no' : 'unknown',
@@ -119,7 +127,7 @@ export class Unavailable extends ApiError {
 export class Timeout extends ApiError {
   readonly kind = 'timeout';
   constructor(operation: string, timeoutMs: number) {
-    super(`The Mintlify API did not answer within ${timeoutMs} ms`, {
+    super(`${serviceOf(operation).name} did not answer within ${timeoutMs} ms`, {
       operation,
       applied: 'unknown',
     });
@@ -129,7 +137,7 @@ export class Timeout extends ApiError {
 export class MalformedResponse extends ApiError {
   readonly kind = 'malformed';
   constructor(operation: string, status: number, problem: string) {
-    super(`The Mintlify API sent an answer we could not read (${problem})`, {
+    super(`${serviceOf(operation).name} sent an answer we could not read (${problem})`, {
       operation,
       status,
       applied: 'unknown',
@@ -163,19 +171,27 @@ export class Stopped extends ApiError {
     super(
       applied === 'no'
         ? 'The bot was shutting down, so the request was not sent'
-        : 'The bot shut down before the Mintlify API answered',
+        : `The bot shut down before ${serviceOf(operation).name.replace(/^The/, 'the')} answered`,
       { operation, applied },
     );
   }
 }
 
 /**
- * The one table of what is retried. GETs are safe to repeat; POSTs are
- * repeated only when the service provably did not act on the request.
+ * What a request does to the service: a GET reads; a POST acts (starts a job, sends a
+ * message); a `computing POST` only computes an answer from its body (embeddings), and acts
+ * on nothing, so it may be sent again like a GET.
  */
-export function isRetryable(err: unknown, method: 'GET' | 'POST'): boolean {
+export type RequestKind = 'GET' | 'POST' | 'computing POST';
+
+/**
+ * The one table of what is retried. GETs and computing POSTs are safe to repeat; other
+ * POSTs are repeated only when the service provably did not act on the request.
+ */
+export function isRetryable(err: unknown, kind: RequestKind): boolean {
+  const repeatable = kind === 'GET' || kind === 'computing POST';
   if (err instanceof RateLimited) return true;
-  if (err instanceof Unavailable) return method === 'GET' || err.refused;
-  if (err instanceof Timeout) return method === 'GET';
+  if (err instanceof Unavailable) return repeatable || err.refused;
+  if (err instanceof Timeout) return repeatable;
   return false;
 }

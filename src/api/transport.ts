@@ -5,7 +5,6 @@ import type { Logger } from '../log.ts';
 import { errorFor, networkError, parseAnswer } from './answers.ts';
 import type { BudgetSlot } from './budget.ts';
 import {
-  type ApiClientOptions,
   type ApiMetrics,
   appliedBy,
   type Call,
@@ -13,6 +12,7 @@ import {
   DEFAULT_TIMEOUT_MS,
   neverSent,
   type RetryOptions,
+  type TransportOptions,
 } from './call.ts';
 import { ApiError, isRetryable, RateLimited, Stopped } from './errors.ts';
 import { timeoutSignal } from './timeout.ts';
@@ -24,14 +24,14 @@ import { timeoutSignal } from './timeout.ts';
  * error. `stop()` cuts every wait and request short, now and for later calls.
  */
 export class Transport {
-  readonly #opts: ApiClientOptions;
+  readonly #opts: TransportOptions;
   readonly #retry: RetryOptions;
   readonly #timeoutMs: number;
   readonly #log: Logger;
   readonly #metrics: ApiMetrics | undefined;
   readonly #stopping = new AbortController();
 
-  constructor(opts: ApiClientOptions) {
+  constructor(opts: TransportOptions) {
     this.#opts = opts;
     this.#retry = { ...DEFAULT_RETRY, ...opts.retry };
     this.#timeoutMs = opts.timeoutMs ?? DEFAULT_TIMEOUT_MS;
@@ -51,7 +51,7 @@ export class Transport {
     const stop = this.#stopping.signal;
     const signal = call.signal ? AbortSignal.any([call.signal, stop]) : stop;
     const waitable = (err: unknown) =>
-      isRetryable(err, call.method) &&
+      isRetryable(err, call.computes ? 'computing POST' : call.method) &&
       !(err instanceof RateLimited && err.retryAfterMs > retry.maxRetryAfterMs);
     // The last attempt's error says whether a request cut short by a stop may have acted;
     // an answer that arrived just as the stop came still stands (p-retry would drop it).
@@ -160,12 +160,13 @@ export class Transport {
     timeoutMs: number,
   ): Promise<z.infer<S>> {
     const started = performance.now();
+    const key = this.#opts.projectKeys?.[call.project] ?? this.#opts.apiKey;
     let res: Response;
     try {
       res = await fetch(url, {
         method: call.method,
         headers: {
-          authorization: `Bearer ${this.#opts.projectKeys?.[call.project] ?? this.#opts.apiKey}`,
+          ...(key === '' ? {} : { authorization: `Bearer ${key}` }),
           accept: 'application/json',
           ...(call.body === undefined ? {} : { 'content-type': 'application/json' }),
         },

@@ -49,6 +49,7 @@ async function assemble(config: Config, opts: BotOptions, log: Logger, teardown:
     analytics: core.budgets.analytics,
     now: core.now,
   });
+  teardown.add('embeddings', reporting.stop);
   registerSlackSide(core, parts, reporting, config, log);
   await core.slack.start();
   const stopDigest = reporting.startWeeklyDigest(

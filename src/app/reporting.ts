@@ -1,6 +1,7 @@
 import type { WebClient } from '@slack/web-api';
 import { type Budget, slidingWindowBudget } from '../api/budget.ts';
 import type { ApiClient } from '../api/client.ts';
+import { EmbeddingsClient } from '../api/embeddings.ts';
 import type { Config } from '../config/config.ts';
 import { envWorkspace } from '../config/distribution.ts';
 import { storeInsightsCache } from '../insights/cache.ts';
@@ -40,6 +41,9 @@ export function createReporting(deps: {
   const poster = createSlackReportPoster(deps.client, log.child({ component: 'report-poster' }), {
     docsBaseUrl,
   });
+  // A team's embeddings endpoint, if set: questions grouped by meaning too, vectors cached.
+  const endpoint = config.insights.embeddings;
+  const embedder = endpoint && embeddingsClient(endpoint, log);
   const insights = createInsightsService({
     api,
     budget: deps.analytics,
@@ -48,6 +52,7 @@ export function createReporting(deps: {
     options: {
       grouping: { threshold: config.insights.similarity, synonyms: config.insights.synonyms },
     },
+    embeddings: embedder && { embedder, cache: store },
   });
   // The database's clock, as the job threads it compares claims with are stamped.
   const gapBook = createGapBook({
@@ -109,7 +114,28 @@ export function createReporting(deps: {
     return () => digest.stop();
   }
 
-  return { reports, poster, insights, insightsPoster, gapBook, startWeeklyDigest };
+  return {
+    reports,
+    poster,
+    insights,
+    insightsPoster,
+    gapBook,
+    startWeeklyDigest,
+    stop: () => embedder?.stop(),
+  };
+}
+
+/** The client of INSIGHTS_EMBEDDINGS_URL: no budget of Mintlify's is spent on it. */
+export function embeddingsClient(
+  endpoint: NonNullable<Config['insights']['embeddings']>,
+  log: Logger,
+): EmbeddingsClient {
+  return new EmbeddingsClient({
+    baseUrl: endpoint.url,
+    apiKey: endpoint.key,
+    model: endpoint.model,
+    log: log.child({ component: 'embeddings' }),
+  });
 }
 
 export type Reporting = ReturnType<typeof createReporting>;

@@ -138,6 +138,9 @@ export const EnvSchema = z.object({
   INSIGHTS_SYNONYMS: synonymGroups,
   // The default is src/insights/topics.ts's DEFAULT_SIMILARITY (config imports nothing above it).
   INSIGHTS_SIMILARITY: fraction(0.3),
+  INSIGHTS_EMBEDDINGS_URL: optionalHttpUrl,
+  INSIGHTS_EMBEDDINGS_KEY: optionalString,
+  INSIGHTS_EMBEDDINGS_MODEL: optionalString.pipe(z.string().default('text-embedding-3-small')),
   SHUTDOWN_TIMEOUT_MS: positiveInt(10_000),
   START_CONCURRENCY: wholeNumber(32, 1, 1_000),
   ALLOWED_CHANNELS: slackIdList('channel', /^[CGD][A-Z0-9]{2,}$/, 'C0123ABCD'),
@@ -209,7 +212,12 @@ export interface Config {
   digest: { channel: string | undefined; cron: string; timeZone: string };
   visitors: { maxRequests: number; docsBaseUrl: string | undefined };
   /** How `/insights` groups questions into topics (docs/grouping.md). */
-  insights: { synonyms: string[][]; similarity: number };
+  insights: {
+    synonyms: string[][];
+    similarity: number;
+    /** A team's OpenAI-compatible embeddings endpoint (base URL); undefined: words alone. */
+    embeddings: { url: string; key: string | undefined; model: string } | undefined;
+  };
   /**
    * How long the whole shutdown may take (src/app/teardown.ts); three quarters of it go to the
    * commands and events already being handled.
@@ -272,6 +280,11 @@ function problemsOf(env: Record<string, string | undefined>, parsed: Parsed): st
   // A leased post makes at most two Slack calls in turn (the thread check, then the post):
   // both must end, or be cut off, before the lease does, or another replica could take the
   // post over while it is still in flight and post it twice.
+  if (env.INSIGHTS_EMBEDDINGS_KEY?.trim() && !env.INSIGHTS_EMBEDDINGS_URL?.trim()) {
+    problems.push(
+      'INSIGHTS_EMBEDDINGS_KEY is set but INSIGHTS_EMBEDDINGS_URL is not: set the URL to group questions by meaning, or unset the key',
+    );
+  }
   if (e && e.LEASE_MS < 2 * e.SLACK_TIMEOUT_MS) {
     problems.push(
       `LEASE_MS must be at least twice SLACK_TIMEOUT_MS (${2 * e.SLACK_TIMEOUT_MS}): a post's lease must outlast the thread check and the post`,
@@ -312,7 +325,17 @@ function shaped(e: z.infer<typeof EnvSchema>): Config {
       maxRequests: e.VISITORS_MAX_REQUESTS,
       docsBaseUrl: e.DOCS_BASE_URL?.replace(/\/+$/, ''),
     },
-    insights: { synonyms: e.INSIGHTS_SYNONYMS, similarity: e.INSIGHTS_SIMILARITY },
+    insights: {
+      synonyms: e.INSIGHTS_SYNONYMS,
+      similarity: e.INSIGHTS_SIMILARITY,
+      embeddings: e.INSIGHTS_EMBEDDINGS_URL
+        ? {
+            url: e.INSIGHTS_EMBEDDINGS_URL.replace(/\/+$/, ''),
+            key: e.INSIGHTS_EMBEDDINGS_KEY,
+            model: e.INSIGHTS_EMBEDDINGS_MODEL,
+          }
+        : undefined,
+    },
     shutdownTimeoutMs: e.SHUTDOWN_TIMEOUT_MS,
     startConcurrency: e.START_CONCURRENCY,
     access: { users: e.ALLOWED_USERS, channels: e.ALLOWED_CHANNELS },

@@ -20,6 +20,10 @@ export function hideConfigValues(config: Config): (text: string) => string {
       k,
       '[redacted]',
     ]),
+    [config.insights.embeddings?.key, '[redacted]'],
+    ...(config.insights.embeddings ? urlSecrets(config.insights.embeddings.url) : []).map(
+      (s): [string, string] => [s, '[redacted]'],
+    ),
     ...databaseParts(config.databaseUrl),
     // distributed mode (distribution.ts): the OAuth secrets, and the client id by its name
     [config.distribution?.clientSecret, '[redacted]'],
@@ -28,6 +32,7 @@ export function hideConfigValues(config: Config): (text: string) => string {
     [slack.apiUrl, 'SLACK_API_URL'],
     [slack.apiUrl.replace(/\/+$/, ''), 'SLACK_API_URL'],
     [api.baseUrl, 'MINTLIFY_API_URL'],
+    [config.insights.embeddings?.url, 'INSIGHTS_EMBEDDINGS_URL'],
     [config.visitors.docsBaseUrl, 'DOCS_BASE_URL'],
     [config.digest.channel, 'DIGEST_CHANNEL'],
     ...(config.access.users ?? []).map((u): [string, string] => [u, 'an ALLOWED_USERS id']),
@@ -72,8 +77,11 @@ function databaseParts(url: string): [string | undefined, string][] {
 /** Every secret the configuration holds: tokens, keys (ENCRYPTION_KEYS too), and the database URL's secret parts. */
 export function configSecrets(
   config: Pick<Config, 'slack' | 'api' | 'databaseUrl'> &
-    Partial<Pick<Config, 'workspaces' | 'distribution'>>,
+    Partial<Pick<Config, 'workspaces' | 'distribution'>> & {
+      insights?: Pick<Config['insights'], 'embeddings'>;
+    },
 ): (string | undefined)[] {
+  const embeddings = config.insights?.embeddings;
   return [
     ...(config.workspaces?.encryptionKeys?.redactions() ?? []),
     config.slack.botToken,
@@ -85,5 +93,7 @@ export function configSecrets(
     // distributed mode (distribution.ts)
     config.distribution?.clientSecret,
     config.distribution?.stateSecret,
+    embeddings?.key,
+    ...(embeddings ? urlSecrets(embeddings.url) : []),
   ];
 }

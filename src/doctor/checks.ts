@@ -1,5 +1,6 @@
 import { ApiError, BudgetExhausted } from '../api/errors.ts';
 import { type ChannelAnswer, checkDigestChannel } from './digest-channel.ts';
+import { checkEmbeddings, type EmbeddingsProbe } from './embeddings.ts';
 
 /**
  * The doctor: checks everything the bot needs from outside (Node, Slack's tokens and scopes,
@@ -50,6 +51,8 @@ export interface DoctorPorts {
    * the environment has none to check. Undefined: one workspace, from the environment.
    */
   distributed?: DistributedMode | undefined;
+  /** INSIGHTS_EMBEDDINGS_URL's endpoint; undefined when it is unset (said as off). */
+  embeddings?: EmbeddingsProbe | undefined;
 }
 
 export interface DistributedMode {
@@ -97,11 +100,12 @@ export async function runDoctor(p: DoctorPorts): Promise<Check[]> {
   const scopes = await guard('Bot scopes', () => checkScopes(p, auth));
   const socket = await guard('Slack app token', () => checkSocket(p));
   const api = await guard('Mintlify API', () => checkApi(p));
+  const embeddings = await guard('Embeddings endpoint', () => checkEmbeddings(p.embeddings));
   const digest = p.digestChannel;
   const digestCheck = digest
     ? [await guard('Digest channel', () => checkDigestChannel(digest))]
     : [];
-  return [node, token, scopes, socket, api, database, ...digestCheck];
+  return [node, token, scopes, socket, api, database, embeddings, ...digestCheck];
 }
 
 /** One line per check: `✓ name: detail` or `✗ name: detail. Fix: …`. */

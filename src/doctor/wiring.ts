@@ -1,8 +1,9 @@
 import { readFileSync } from 'node:fs';
+import { EmbeddingsClient } from '../api/embeddings.ts';
 import { BudgetExhausted } from '../api/errors.ts';
 import type { Config } from '../config/config.ts';
 import { configSecrets } from '../config/values.ts';
-import { maskUrlSecrets } from '../log.ts';
+import { createLogger, maskUrlSecrets } from '../log.ts';
 import { readManifestScopes } from '../manifest.ts';
 import { escapeMrkdwn } from '../mrkdwn.ts';
 import {
@@ -13,6 +14,7 @@ import {
   runDoctor,
   StaleApiCheck,
 } from './checks.ts';
+import type { EmbeddingsProbe } from './embeddings.ts';
 import { slackDoctorProbe } from './probe.ts';
 
 /**
@@ -48,6 +50,29 @@ export function doctorPorts(o: {
       installPath: d.installPath,
       tokenRotation: d.tokenRotation,
       installedWorkspaces: o.installedWorkspaces,
+    },
+    embeddings: embeddingsProbe(o.config),
+  };
+}
+
+/** One text, one attempt, 10 s: the doctor's question to INSIGHTS_EMBEDDINGS_URL. */
+function embeddingsProbe(config: Config): EmbeddingsProbe | undefined {
+  const endpoint = config.insights.embeddings;
+  if (!endpoint) return undefined;
+  return {
+    model: endpoint.model,
+    async probe() {
+      const client = new EmbeddingsClient({
+        baseUrl: endpoint.url,
+        apiKey: endpoint.key,
+        model: endpoint.model,
+        // Its failure is the check's line; nothing is logged on the side.
+        log: createLogger({ level: 'silent', secrets: configSecrets(config) }),
+        retry: { retries: 0 },
+        timeoutMs: 10_000,
+      });
+      const [vector] = await client.embed(['How do I rotate an API key?']);
+      return vector?.length ?? 0;
     },
   };
 }

@@ -48,7 +48,31 @@ export function coverageNotes(report: InsightsReport): string[] {
   if (report.counts.questions === null) {
     notes.push('Question counts are not compared: not every question of the period was read.');
   }
+  if (report.semantic?.failed) notes.push(semanticNote(report.semantic.failed));
   return notes;
+}
+
+const EMBEDDINGS_CAUSE: Partial<Record<NonNullable<Coverage['failed']>['kind'], string>> = {
+  rate_limited: 'was rate limiting (429)',
+  timeout: 'did not answer in time',
+  malformed: 'sent an answer that could not be read',
+  not_found: 'did not find the model or the URL (404)',
+  invalid_request: 'rejected the request (400)',
+  unauthorized: 'rejected the key (401)',
+  forbidden: 'refused the request (403)',
+};
+
+/** The questions were grouped by their words because the embeddings endpoint failed: why. */
+function semanticNote(f: NonNullable<NonNullable<InsightsReport['semantic']>['failed']>): string {
+  const cause =
+    f.kind === 'unavailable'
+      ? f.status
+        ? `answered ${f.status}`
+        : 'could not be reached'
+      : f.kind === 'unexpected'
+        ? 'failed'
+        : (EMBEDDINGS_CAUSE[f.kind] ?? `failed (${f.kind})`);
+  return `Questions are grouped by their words only: the embeddings endpoint ${cause}.`;
 }
 
 /**

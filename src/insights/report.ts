@@ -1,6 +1,7 @@
 import type { SearchRow } from '../api/insights-schemas.ts';
 import type { DateRange } from '../reports/range.ts';
 import type { Change, DislikedPage, PeriodCounts, SearchGap } from './analyse.ts';
+import type { VectorsOutcome } from './embeddings.ts';
 import type { GapItem } from './gaps.ts';
 import type { RequestPlan, Source } from './plan.ts';
 import type { Coverage, StopReason } from './read.ts';
@@ -36,6 +37,12 @@ export interface InsightsReport {
   requests: number;
   /** Why reading stopped before the service said "no more", if it did. */
   stoppedBy: StopReason | null;
+  /**
+   * With a team's embeddings endpoint: the model, the questions' texts, how many vectors the
+   * cache had, the requests sent, and why none came when the endpoint failed (the questions
+   * were then grouped by their words, and notes.ts says so).
+   */
+  semantic?: Omit<VectorsOutcome, 'vectors'>;
   /** The period had settled when built: cached for long, its counts reused as a "previous". */
   closed: boolean;
   generatedAt: number;

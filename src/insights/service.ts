@@ -1,5 +1,6 @@
 import { type Budget, HOUR_MS } from '../api/budget.ts';
 import { BudgetExhausted } from '../api/errors.ts';
+import type { Conversation } from '../api/insights-schemas.ts';
 import type { Logger } from '../log.ts';
 import { apiParams, type DateRange, previousRange } from '../reports/range.ts';
 import { inTurns } from '../reports/turns.ts';
@@ -13,11 +14,13 @@ import {
   topSearches,
 } from './analyse.ts';
 import type { InsightsCache } from './cache.ts';
+import { type EmbeddingsDeps, textVectors, type VectorsOutcome } from './embeddings.ts';
 import { joinGapSteps } from './gaps.ts';
 import { DEFAULT_INSIGHTS_MAX_REQUESTS, planRequests, type RequestPlan } from './plan.ts';
 import { PlannedReader } from './read.ts';
 import type { InsightsReport } from './report.ts';
 import { type InsightsApi, readReport } from './sources.ts';
+import type { GroupingOptions } from './topics.ts';
 
 export type { InsightsReport } from './report.ts';
 
@@ -43,6 +46,11 @@ export interface InsightsServiceDeps {
   cache?: InsightsCache | undefined;
   options?: Partial<InsightOptions>;
   now?: () => number;
+  /**
+   * A team's embeddings endpoint and the vectors' cache (embeddings.ts): questions are then
+   * grouped by meaning as well as words. Unset: by words alone, as without it.
+   */
+  embeddings?: Omit<EmbeddingsDeps, 'log'> | undefined;
 }
 
 /** One build's own limits, within the service's (the digest's retries use them). */
@@ -101,7 +109,8 @@ export function createInsightsService(deps: InsightsServiceDeps) {
       cachedPrevious,
       opts.singleAttempt ? { retries: 0 } : {},
     );
-    const report = await analysed(read, options, {
+    const embeddings = deps.embeddings && { ...deps.embeddings, log };
+    const report = await analysed(read, options, embeddings, {
       range,
       previous,
       project,
@@ -120,6 +129,7 @@ export function createInsightsService(deps: InsightsServiceDeps) {
         failed: failures(report),
         ctrUnit: read.current.ctrUnit,
         previousCached: cachedPrevious !== undefined,
+        ...(report.semantic ? { embeddings: report.semantic } : {}),
         durationMs: Math.round(performance.now() - started),
       },
       'insights.built',
@@ -161,11 +171,12 @@ export function createInsightsService(deps: InsightsServiceDeps) {
   /**
    * Closed and fully read: kept for over a week, here and in the shared cache, and read as a
    * later report's "previous". One a failed page left partial: not kept (the next one asks
-   * for what is missing). Anything else: kept here for minutes.
+   * for what is missing). Anything else (one grouped by words because the embeddings
+   * endpoint failed, too: the next one asks it again): kept here for minutes.
    */
   async function remember(key: string, report: InsightsReport): Promise<void> {
     if (report.stoppedBy === 'failed') return;
-    const settled = report.closed && report.stoppedBy === null;
+    const settled = report.closed && report.stoppedBy === null && !report.semantic?.failed;
     const expiresAt = now() + (settled ? CLOSED_CACHE_MS : OPEN_CACHE_MS);
     keep(key, report, expiresAt);
     if (settled) await deps.cache?.put(key, report, expiresAt);
@@ -186,6 +197,7 @@ export type InsightsService = ReturnType<typeof createInsightsService>;
 async function analysed(
   read: Awaited<ReturnType<typeof readReport>>,
   options: InsightOptions,
+  embeddings: EmbeddingsDeps | undefined,
   about: Pick<
     InsightsReport,
     'range' | 'previous' | 'project' | 'plan' | 'closed' | 'generatedAt'
@@ -195,9 +207,11 @@ async function analysed(
 ): Promise<InsightsReport> {
   const { reader, ...rest } = about;
   const [current, before] = [read.current, read.previousCounts];
+  const semantic = embeddings && (await questionVectors(current.conversations, embeddings));
+  const questionGrouping = withVectors(options.grouping, semantic?.vectors);
   // Grouping thousands of questions is CPU work: in steps, so acks and answers go out.
   const asked = await inTurns(
-    questionGapSteps(current.conversations, Number.POSITIVE_INFINITY, options.grouping),
+    questionGapSteps(current.conversations, Number.POSITIVE_INFINITY, questionGrouping),
   );
   const searched = await inTurns(
     searchGapSteps(current.searches, { ...options, topN: Number.POSITIVE_INFINITY }),
@@ -235,7 +249,26 @@ async function analysed(
     coverage: reader.coverage,
     requests: reader.requests,
     stoppedBy: reader.stoppedBy,
+    ...(semantic ? { semantic: outcomeOf(semantic) } : {}),
   };
+}
+
+/** The grouping by meaning as well as words, when the endpoint gave vectors. */
+const withVectors = (g: GroupingOptions, vectors: ReadonlyMap<string, Float32Array> | undefined) =>
+  vectors ? { ...g, vectors: (t: string) => vectors.get(t) } : g;
+
+/** What the report keeps of the vectors' outcome: not the vectors. */
+const outcomeOf = ({ vectors: _, ...outcome }: VectorsOutcome) => outcome;
+
+/**
+ * The vectors of the unanswered questions (the texts grouped by meaning); search terms stay
+ * lexical (they join from 0.55, which the meaning score, at most its weight, never reaches).
+ */
+function questionVectors(conversations: readonly Conversation[], embeddings: EmbeddingsDeps) {
+  const texts = conversations
+    .filter((c) => c.resolutionStatus === 'unanswered')
+    .map((c) => c.query);
+  return textVectors(texts, embeddings);
 }
 
 /** The sources whose next page failed, and how: for the log line of a partial report. */

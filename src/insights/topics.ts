@@ -3,6 +3,7 @@ import { agglomerate, type Linkage } from './cluster.ts';
 import { isStopWord } from './languages.ts';
 import { defaultLexicon, type Prepared, prepare, termsOf } from './normalise.ts';
 import { pacer } from './pace.ts';
+import { meanVector, type SemanticOptions } from './semantic.ts';
 import { compileLexicon, type Lexicon, type Stem } from './synonyms.ts';
 import { typoMapSteps } from './typos.ts';
 import { type Item, similarityEdges } from './vectors.ts';
@@ -32,6 +33,12 @@ export const IDF_POWER = 2;
  * of the question, and it joins wordings that share little (`SAML`, `Okta SSO`).
  */
 export const SAME_CATEGORY_FACTOR = 1.3;
+/**
+ * How the cosine of two texts' sentence vectors counts, when a team's embeddings endpoint
+ * gave them (semantic.ts): `weight × max(0, (cos − zero) / (1 − zero))`, chosen on sets A
+ * and B (docs/grouping.md).
+ */
+export const SEMANTIC: SemanticOptions = { weight: 0.4, zero: 0.3 };
 
 export interface GroupingOptions {
   /** Mean cosine two topics need to be joined (0..1). */
@@ -48,6 +55,14 @@ export interface GroupingOptions {
   builtInSynonyms?: boolean;
   /** Word → stem (default: Snowball in the text's language). */
   stem?: Stem;
+  /**
+   * A text's sentence vector from a team's embeddings endpoint (embeddings.ts), if it has
+   * one: two texts are then as alike as the larger of their TF-IDF cosine and their meaning
+   * score, so paraphrases that share no word can meet. Unset: words alone.
+   */
+  vectors?: ((text: string) => Float32Array | undefined) | undefined;
+  /** How the vectors' cosine counts (default `SEMANTIC`). */
+  semantic?: SemanticOptions;
 }
 
 export const DEFAULT_GROUPING: GroupingOptions = { threshold: DEFAULT_SIMILARITY, synonyms: [] };
@@ -132,12 +147,17 @@ export function* groupTopicSteps(
     category: useCategories ? categoryOf(g[0]!) : null,
     weight: g.length,
   }));
+  const vectorOf = o.vectors;
   const edges = yield* similarityEdges(items, {
     floor: Math.min(o.threshold, FLOOR),
     neighbours: NEIGHBOURS,
     categories: useCategories,
     sameCategoryFactor: o.sameCategoryFactor ?? SAME_CATEGORY_FACTOR,
     idfPower: o.idfPower ?? IDF_POWER,
+    semantic: vectorOf && {
+      vectors: groups.map((g) => meanVector(g.map((v) => vectorOf(v.text)))),
+      score: o.semantic ?? SEMANTIC,
+    },
   });
   const clusters = yield* agglomerate(
     items.map((i) => i.weight),

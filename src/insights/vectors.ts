@@ -1,5 +1,6 @@
 import type { Steps } from '../reports/turns.ts';
 import { pacer } from './pace.ts';
+import { cosineFor, cosinePairs, type SemanticOptions, semanticScore } from './semantic.ts';
 
 /**
  * How alike two questions are: the cosine of their TF-IDF vectors. Each question is the set
@@ -23,6 +24,9 @@ import { pacer } from './pace.ts';
  * Pairs below `floor` are left out (read as 0), and each question keeps only its
  * `neighbours` most alike others (a pair stays if it is among either one's): the graph stays
  * sparse, and small, when a few terms are in most questions.
+ *
+ * With sentence vectors (semantic.ts), a pair is as alike as the larger of its TF-IDF cosine
+ * and its meaning score, and pairs that share no term come from comparing the vectors.
  */
 
 export const MIN_DF = 3;
@@ -71,6 +75,8 @@ export interface SimilarityOptions {
   idfPower: number;
   /** A same-category pair's cosine is multiplied by this (at most 1 then; 1: no effect). */
   sameCategoryFactor: number;
+  /** Each item's sentence vector (null: none), and how its cosine counts (semantic.ts). */
+  semantic?: { vectors: readonly (Float32Array | null)[]; score: SemanticOptions } | undefined;
 }
 
 /** Each item's terms as term ids with unit-length TF-IDF weights. */
@@ -139,16 +145,55 @@ export function* similarityEdges(items: readonly Item[], o: SimilarityOptions): 
     }
     if (due()) yield;
   }
+  if (o.semantic) yield* addSemantic(edges, items, o.semantic, o);
   return yield* strongest(edges, items.length, o.neighbours);
+}
+
+/**
+ * Each pair's meaning score joins its TF-IDF edge (the larger counts) or makes an edge of its
+ * own when at least `floor`. The category counts as it does for words: two items of
+ * different categories stay unlike, two of one category are `sameCategoryFactor` more alike.
+ */
+function* addSemantic(
+  edges: Edges,
+  items: readonly Item[],
+  semantic: NonNullable<SimilarityOptions['semantic']>,
+  o: SimilarityOptions,
+): Steps<void> {
+  const minCosine = cosineFor(o.floor, semantic.score);
+  if (minCosine > 1) return;
+  const n = items.length;
+  const lexical = new Map<number, number>();
+  const due = pacer();
+  for (let e = 0; e < edges.length; e++) {
+    lexical.set(edges.a[e]! * n + edges.b[e]!, e);
+    if ((e & 1023) === 0 && due()) yield;
+  }
+  yield;
+  yield* cosinePairs(semantic.vectors, minCosine, (a, b, cosine) => {
+    const s = adjust(
+      semanticScore(cosine, semantic.score),
+      items[a]!.category,
+      items[b]!.category,
+      o,
+    );
+    if (s < o.floor || s <= 0) return;
+    const e = lexical.get(a * n + b);
+    if (e === undefined) edges.push(a, b, s);
+    else if (s > edges.similarity[e]!) edges.similarity[e] = s;
+  });
 }
 
 /** The edges among the `k` most alike of either of their two items. */
 function* strongest(edges: Edges, n: number, k: number): Steps<Edges> {
   // Each item's edges, listed item by item (counts, then offsets, then the edge numbers).
+  // Paced too: with sentence vectors a big report has a million edges or more.
+  const due = pacer();
   const start = new Int32Array(n + 1);
   for (let e = 0; e < edges.length; e++) {
     start[edges.a[e]! + 1]!++;
     start[edges.b[e]! + 1]!++;
+    if ((e & 16383) === 0 && due()) yield;
   }
   for (let i = 0; i < n; i++) start[i + 1]! += start[i]!;
   const byItem = new Int32Array(2 * edges.length);
@@ -156,10 +201,10 @@ function* strongest(edges: Edges, n: number, k: number): Steps<Edges> {
   for (let e = 0; e < edges.length; e++) {
     byItem[filled[edges.a[e]!]!++] = e;
     byItem[filled[edges.b[e]!]!++] = e;
+    if ((e & 16383) === 0 && due()) yield;
   }
   yield;
   const kept = new Uint8Array(edges.length);
-  const due = pacer();
   for (let i = 0; i < n; i++) {
     const own = byItem.subarray(start[i]!, start[i + 1]!);
     if (own.length > k) own.sort((x, y) => edges.similarity[y]! - edges.similarity[x]! || x - y);
@@ -167,8 +212,10 @@ function* strongest(edges: Edges, n: number, k: number): Steps<Edges> {
     if (due()) yield;
   }
   const out = new Edges();
-  for (let e = 0; e < edges.length; e++)
+  for (let e = 0; e < edges.length; e++) {
     if (kept[e]) out.push(edges.a[e]!, edges.b[e]!, edges.similarity[e]!);
+    if ((e & 16383) === 0 && due()) yield;
+  }
   return out;
 }
 

@@ -1,6 +1,7 @@
 import type { CreateTableBuilder, Kysely } from 'kysely';
 import type { Migration } from 'kysely/migration';
 import type { Engine } from './engine.ts';
+import { textVectorsMigration } from './migration-text-vectors.ts';
 import { workspacesMigration } from './migration-workspaces.ts';
 
 /**
@@ -327,6 +328,7 @@ export function migrations(kind: Engine['kind']): Record<string, Step> {
         await db.schema.createIndex('job_threads_gap').on('job_threads').column('gap_id').execute();
       },
     },
+    '0016_text_vectors': textVectorsMigration,
     // Its tables are long enough for a file of their own.
     '0017_workspaces': workspacesMigration,
   };

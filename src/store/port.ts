@@ -211,6 +211,18 @@ export interface Store extends BudgetStore, WorkspaceStore {
   cachedReport(key: string, now: number): Promise<string | undefined>;
   /** Caches a report's body until `expiresAt`, replacing any; drops expired ones. */
   cacheReport(key: string, body: string, expiresAt: number, now: number): Promise<void>;
+  /** The stored vectors of `model` among these text hashes, by hash (src/store/text-vectors.ts). */
+  textVectors(model: string, hashes: readonly string[]): Promise<Map<string, string>>;
+  /**
+   * Stores vectors of `model` by text hash (replacing any), stamped `now`, and drops every
+   * vector stamped before `pruneBefore`.
+   */
+  putTextVectors(
+    model: string,
+    rows: readonly { hash: string; vector: string }[],
+    now: number,
+    pruneBefore: number,
+  ): Promise<void>;
 
   /**
    * Claims (channel, period) for `owner` unless it is posted or claimed by someone whose

@@ -113,6 +113,8 @@ export interface Database {
   report_headlines: { key: string; body: string; updated_at: number };
   /** Reports of settled periods (src/insights/cache.ts): JSON the store does not read. */
   report_cache: { key: string; body: string; expires_at: number };
+  /** Sentence vectors of masked texts (src/store/text-vectors.ts): base64 the store does not read. */
+  text_vectors: { model: string; text_hash: string; vector: string; created_at: number };
   /** Content gaps of the insights reports and their state (src/store/gaps.ts). */
   insight_gaps: {
     id: Generated<number>;

@@ -13,6 +13,7 @@ import { pollQueries } from './polls.ts';
 import { projectQueries } from './projects.ts';
 import { reportCacheQueries } from './report-cache.ts';
 import { sealedValueQueries } from './sealed-values.ts';
+import { textVectorQueries } from './text-vectors.ts';
 import { threadQueries } from './threads.ts';
 import type { Store } from './types.ts';
 
@@ -28,6 +29,7 @@ export function createStore(engine: Engine): Store {
     ...buttonQueries(engine),
     ...homeQueries(engine),
     ...reportCacheQueries(engine),
+    ...textVectorQueries(engine),
     ...pendingCommandQueries(engine),
     ...gapQueries(engine),
     ...installationQueries(engine),

@@ -12,6 +12,9 @@
  *   ("rate lim", "rate limi" before "rate limits"), beside real short queries that must stay
  *   ("api", whole word of "api reference"; "auth", searched more than "authentication").
  * - `ctrUnit: 'percent'`: `ctr` sent as 0..100 instead of 0..1 (the document does not say).
+ * - `paraphrases`: one need asked in words that share none ("Is the API down?", "Where is
+ *   the status page?", "any outage today"), which only meaning can join (test/fakes/embeddings.ts
+ *   gives them close vectors), and a question on the same page about something else.
  */
 
 import type { SearchTerm, SeedGap } from './analytics-insights-seed.ts';
@@ -20,6 +23,7 @@ export interface InsightsMix {
   pii?: boolean;
   typingPrefixes?: boolean;
   ctrUnit?: 'fraction' | 'percent';
+  paraphrases?: boolean;
 }
 
 /** Every secret or personal string below: none may reach Slack, a form or a prompt. */
@@ -128,4 +132,15 @@ export const TYPED_TERMS: TypedTerm[] = [
 export const SHORT_TERMS: SearchTerm[] = [
   { term: 'api', lo: 8, hi: 12, ctr: 0.5, page: '/api-reference/introduction' },
   { term: 'auth', lo: 20, hi: 30, ctr: 0.6, page: '/guides/authentication' },
+];
+
+/** One need in three wordings that share no word, and another need beside it. */
+export const OUTAGE_QUESTIONS = [
+  'Is the API down?',
+  'Where is the status page?',
+  'any outage today',
+];
+export const PARAPHRASE_GAPS: HostileGap[] = [
+  ...OUTAGE_QUESTIONS.map((query, i) => ({ query, daysAgo: i + 1, category: 'Status' })),
+  { query: 'Can I book a demo with sales?', daysAgo: 2, category: 'Status' },
 ];

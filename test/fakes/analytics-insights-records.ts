@@ -89,7 +89,11 @@ export function makeConversations(
     queryCategory: category,
     pageUrl: i % 3 === 0 ? null : `https://docs.acme.com${page ?? '/'}`,
   });
-  const seeded: HostileGap[] = [...seed.seededGaps(), ...(mix.pii ? hostile.PII_GAPS : [])];
+  const seeded: HostileGap[] = [
+    ...seed.seededGaps(),
+    ...(mix.pii ? hostile.PII_GAPS : []),
+    ...(mix.paraphrases ? hostile.PARAPHRASE_GAPS : []),
+  ];
   const gaps = seeded.map((g, i) => {
     const r = row(
       (today - g.daysAgo) * DAY_MS + 36_000_000 + i * 60_000,

@@ -78,7 +78,10 @@ describe('/agent doctor', () => {
     h.slack.grantScopes([...scopes, 'users:read']);
     const text = await doctorAnswer(h);
     const lines = text.split('\n').slice(1);
-    expect(lines.filter((l) => l.startsWith('✓'))).toHaveLength(6);
+    expect(lines.filter((l) => l.startsWith('✓'))).toHaveLength(7);
+    expect(lines).toContainEqual(
+      expect.stringMatching(/^✓ Embeddings endpoint: off \(INSIGHTS_EMBEDDINGS_URL unset\)/),
+    );
     expect(lines).toContainEqual(
       expect.stringMatching(/^✓ Slack app token: Socket Mode: Slack opened a connection URL/),
     );
@@ -243,7 +246,7 @@ describe('npm run doctor', () => {
       'Mode: single workspace (bot token from the environment)',
     ]);
     expect(r.stdout).toContain('All checks passed.');
-    expect(r.stdout.split('\n').filter((l) => l.startsWith('✓'))).toHaveLength(6);
+    expect(r.stdout.split('\n').filter((l) => l.startsWith('✓'))).toHaveLength(7);
     expect(r.code).toBe(0);
     expectNoSecret(r.stdout + r.stderr);
     // The one read went through the shared analytics budget, in the bot's database.
