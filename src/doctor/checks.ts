@@ -1,4 +1,5 @@
 import { ApiError, BudgetExhausted } from '../api/errors.ts';
+import type { Check, SlackAnswer } from './check.ts';
 import { type ChannelAnswer, checkDigestChannel } from './digest-channel.ts';
 import { checkEmbeddings, type EmbeddingsProbe } from './embeddings.ts';
 
@@ -9,15 +10,7 @@ import { checkEmbeddings, type EmbeddingsProbe } from './embeddings.ts';
  * through the ports it is given, and never prints a secret (none reaches it).
  */
 
-export interface Check {
-  name: string;
-  ok: boolean;
-  detail: string;
-  /** What to do about a failure. */
-  fix?: string;
-}
-
-export type SlackAnswer<T> = ({ ok: true } & T) | { ok: false; error: string };
+export type { Check, SlackAnswer };
 
 export interface DoctorPorts {
   /** `process.version`. */

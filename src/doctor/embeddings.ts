@@ -1,5 +1,5 @@
 import { ApiError } from '../api/errors.ts';
-import type { Check } from './checks.ts';
+import type { Check } from './check.ts';
 
 /**
  * The doctor's line for INSIGHTS_EMBEDDINGS_URL: off, or one request of one text to the

@@ -2,7 +2,7 @@ import { LogLevel, type Logger as SlackLogger, WebClient } from '@slack/web-api'
 import type { Config } from '../config/config.ts';
 import { webClientOptions } from '../slack/app.ts';
 import { toChatError } from '../slack/chat.ts';
-import type { SlackAnswer } from './checks.ts';
+import type { SlackAnswer } from './check.ts';
 import type { ChannelAnswer } from './digest-channel.ts';
 
 /**
