@@ -2,7 +2,7 @@ import type { WebClient } from '@slack/web-api';
 import { type Budget, slidingWindowBudget } from '../api/budget.ts';
 import type { ApiClient } from '../api/client.ts';
 import type { Config } from '../config/config.ts';
-import { envWorkspace } from '../config/distribution.ts';
+import { defaultProjectOf } from '../config/distribution.ts';
 import { storeInsightsCache } from '../insights/cache.ts';
 import { DIGEST_RETRY_REQUESTS, insightsPart } from '../insights/digest-part.ts';
 import { createGapBook } from '../insights/gap-book.ts';
@@ -52,7 +52,7 @@ export function createReporting(deps: {
   // The database's clock, as the job threads it compares claims with are stamped.
   const gapBook = createGapBook({
     store,
-    defaultProjectId: envWorkspace(config).projectId,
+    defaultProjectId: defaultProjectOf(config),
     log,
     now: deps.now,
   });
