@@ -83,8 +83,10 @@ describe.each(engineKinds)('distributed mode: installing (%s)', (engine) => {
       headers: { authorization: `Bearer ${token}` },
     }).then((r) => r.json());
     expect(auth).toMatchObject({ ok: true, team_id: 'T0A' });
-    // No secret on the page or in the log.
-    for (const secret of [token, SLACK_APP.clientSecret, STATE_SECRET, run.cookie.split('=')[1]!]) {
+    // No secret on the page or in the log: token, client and state secrets, state, code.
+    const code = new URL(run.back).searchParams.get('code') ?? 'no code';
+    const state = run.cookie.split('=')[1] ?? 'no state';
+    for (const secret of [token, SLACK_APP.clientSecret, STATE_SECRET, state, code]) {
       expect(run.html).not.toContain(secret);
       expect(h.logs).not.toContain(secret);
     }
@@ -184,6 +186,8 @@ describe.each(engineKinds)('distributed mode: installing (%s)', (engine) => {
       expect(row?.sealed).not.toContain(secret);
       expect(h.logs).not.toContain(secret);
     }
+    // The spent refresh token went to Slack in a request the client logs (debug): scrubbed.
+    expect(h.logs).not.toContain(before.bot.refreshToken);
   });
 
   it('refuses requests of a workspace that never installed: forged signature 401, signed ones reach nothing', async () => {

@@ -24,6 +24,7 @@ import {
 } from '../helpers/distributed.ts';
 import { Harness } from '../helpers/harness.ts';
 import { eventually } from '../helpers/net.ts';
+import { tokensRevokedEvent } from '../helpers/slack-requests.ts';
 import { engineKinds } from '../helpers/store-engines.ts';
 
 const DAY_MS = 86_400_000;
@@ -60,6 +61,12 @@ describe.each(engineKinds)('distributed mode: uninstalling (%s)', (engine) => {
     await connect({ teamId: 'T0B' }, 'proj_b');
     const jobA = await activeJob(store, 'T0A', 'C0A1');
     const jobB = await activeJob(store, 'T0B', 'C0B1');
+    // People's tokens revoked (the app asks for none): the install stays.
+    const people = tokensRevokedEvent(
+      { team_id: 'T0A', bot_user: ALPHA.botUser },
+      { oauth: ['U0A1'] },
+    );
+    expect(await deliver(h, [people])).toEqual([200]);
     const before = Date.now();
 
     expect(await deliver(h, h.slack.uninstall({ team: ALPHA.team }))).toEqual([200, 200]);
