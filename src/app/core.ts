@@ -44,14 +44,7 @@ export async function openCore(
   teardown: Teardown,
 ): Promise<Core> {
   const owner = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
-  const store = await (opts.openStore ?? openStore)(
-    config.databaseUrl,
-    log.child({ component: 'store' }),
-    { timeoutMs: config.databaseTimeoutMs },
-  );
-  teardown.add('store', () => store.close());
-  // A key that cannot open what the store holds stops the start here, in one line.
-  await checkKeys(config, store);
+  const store = await openCheckedStore(config, opts, log, teardown);
   const clock = await startDatabaseClock({
     store,
     log,
@@ -84,18 +77,7 @@ export async function openCore(
   teardown.add('slack', () =>
     slack.stop(Math.min(KEEP_ALIVE_GRACE_MS, Math.floor(teardown.remainingMs() / 2))),
   );
-  const api = new ApiClient({
-    ...apiSettings(config, opts),
-    log: log.child({ component: 'api' }),
-    budgets: { agent: budgets.agentFor, analytics: budgets.analytics },
-    metrics,
-  });
-  // After the loops (the poller cuts its own polls short and must see that, not a failure);
-  // what is still waiting on the API then is work the drain gave up on.
-  teardown.add('api', async () => {
-    api.stop();
-    await settleAbandoned(inflight, log, Math.floor(teardown.remainingMs() / 2));
-  });
+  const api = openApi(config, opts, { log, budgets, metrics, inflight, teardown });
   const stopAccepting = () => {
     accepting = false;
   };
@@ -112,6 +94,52 @@ export async function openCore(
     workspaces,
     stopAccepting,
   };
+}
+
+/** The store, closed last; a key that cannot open what it holds stops the start here. */
+async function openCheckedStore(
+  config: Config,
+  opts: BotOptions,
+  log: Logger,
+  teardown: Teardown,
+): Promise<Store> {
+  const store = await (opts.openStore ?? openStore)(
+    config.databaseUrl,
+    log.child({ component: 'store' }),
+    { timeoutMs: config.databaseTimeoutMs },
+  );
+  teardown.add('store', () => store.close());
+  // Before anything else starts: a missing or wrong ENCRYPTION_KEYS is one line.
+  await checkKeys(config, store);
+  return store;
+}
+
+/** The API client, stopped after the loops. */
+function openApi(
+  config: Config,
+  opts: BotOptions,
+  deps: {
+    log: Logger;
+    budgets: ReturnType<typeof createBudgets>;
+    metrics: Metrics;
+    inflight: Inflight;
+    teardown: Teardown;
+  },
+): ApiClient {
+  const { log, budgets, metrics, inflight, teardown } = deps;
+  const api = new ApiClient({
+    ...apiSettings(config, opts),
+    log: log.child({ component: 'api' }),
+    budgets: { agent: budgets.agentFor, analytics: budgets.analytics },
+    metrics,
+  });
+  // After the loops (the poller cuts its own polls short and must see that, not a failure);
+  // what is still waiting on the API then is work the drain gave up on.
+  teardown.add('api', async () => {
+    api.stop();
+    await settleAbandoned(inflight, log, Math.floor(teardown.remainingMs() / 2));
+  });
+  return api;
 }
 
 /** The Bolt app, serving the probes and the metrics on PORT beside Slack's own traffic. */
