@@ -13,6 +13,7 @@ import { API_COST, doctorPorts, redactSecrets } from '../src/doctor/wiring.ts';
 import { createLogger } from '../src/log.ts';
 import { openStore } from '../src/store/open.ts';
 import type { Store } from '../src/store/types.ts';
+import { describeKeys } from '../src/workspaces/key-check.ts';
 
 const loaded = loadConfig(process.env);
 if (!loaded.ok) {
@@ -26,29 +27,43 @@ const config = loaded.config;
 const log = createLogger({ level: 'silent', secrets: configSecrets(config) });
 
 let store: Store | undefined;
+let opening: Promise<Store> | undefined;
+// Opening applies any pending migration, as a start would: after it the schema is current.
+const opened = () =>
+  (opening ??= openStore(config.databaseUrl, log).then((s) => {
+    store = s;
+    return s;
+  }));
 const database = async () => {
-  // Opening applies any pending migration, as a start would: after it the schema is current.
-  store = await openStore(config.databaseUrl, log);
-  await store.ping();
+  await (await opened()).ping();
   return 'opened, answers, schema migrated to the latest version';
 };
 // Single-workspace mode only: in distributed mode the doctor checks no API key (each
 // workspace connects its own), and runDoctor does not call this.
 const checkApi = async () => {
-  const { apiKey, projectId } = envWorkspace(config);
+  const workspace = envWorkspace(config);
+  if (!workspace) throw new Error('distributed mode: each workspace connects its own docs key');
   const api = new ApiClient({
     baseUrl: config.api.baseUrl,
-    apiKey,
-    projectId,
+    apiKey: workspace.apiKey,
+    projectId: workspace.projectId,
     log,
     ...(store ? { budgets: createBudgets(config, store) } : {}),
   });
   await api.checkAccess();
   return API_COST;
 };
+// Distributed mode: how many workspaces are installed, and whether ENCRYPTION_KEYS opens
+// what the database holds (the check a start makes).
+const distributed = config.distribution
+  ? {
+      installedWorkspaces: async () => (await (await opened()).listInstallations()).length,
+      keyCheck: async () => describeKeys(await opened(), config.workspaces.encryptionKeys),
+    }
+  : {};
 
 console.log('Docs Agent doctor');
-const ports = doctorPorts({ config, checkApi, database });
+const ports = doctorPorts({ config, checkApi, database, ...distributed });
 console.log(await describeMode(ports));
 const checks = await runDoctor(ports);
 for (const line of redactSecrets(formatChecks(checks), configSecrets(config))) console.log(line);

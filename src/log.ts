@@ -3,21 +3,31 @@ import { type DestinationStream, type Logger, pino } from 'pino';
 
 export type { Logger } from 'pino';
 
-/** Token shapes that must never reach a log line, whatever code path produced the text. */
+/**
+ * Token shapes that must never reach a log line, whatever code path produced the text:
+ * Slack's tokens (a rotating bot token `xoxe.xoxb-…` and its refresh token `xoxe-1-…`
+ * included), Mintlify keys, and an OAuth code in a JSON body (the Web API client's debug
+ * lines of oauth.v2.access).
+ */
 const SECRET_PATTERNS = [
-  /xox[abposr]-[A-Za-z0-9-]+/g,
+  /xox[abposre]-[A-Za-z0-9-]+/g,
   /xapp-[A-Za-z0-9-]+/g,
   /mint_[A-Za-z0-9_-]+/g,
   // An OpenAI-style key (INSIGHTS_EMBEDDINGS_KEY), whatever endpoint it was meant for.
   /sk-[A-Za-z0-9_-]{20,}/g,
+  // Only the shape of Slack's OAuth codes (digits.digits.hex): an error's `code` stays readable.
+  /"code":"\d+\.\d+\.[A-Za-z0-9]+"/g,
 ];
 const REDACTED = '[redacted]';
 
 /** `pass` → `[Pp][Aa][Ss][Ss]`: cheaper than a case-insensitive group in a hot regex. */
 const anyCase = (word: string) => [...word].map((c) => `[${c.toUpperCase()}${c}]`).join('');
 
-/** A query parameter whose value is a secret: `password`, `sslpassword`, `token`, `api_key`… */
-const SECRET_PARAM = `[A-Za-z_.-]*(?:${['pass', 'pwd', 'secret', 'token', 'key', 'auth', 'credential', 'signature'].map(anyCase).join('|')})[A-Za-z_.-]*`;
+/**
+ * A query parameter whose value is a secret: `password`, `sslpassword`, `token`, `api_key`…,
+ * and OAuth's one-time `code` and its `state`.
+ */
+const SECRET_PARAM = `[A-Za-z_.-]*(?:${['pass', 'pwd', 'secret', 'token', 'key', 'auth', 'credential', 'signature', 'code', 'state'].map(anyCase).join('|')})[A-Za-z_.-]*`;
 
 /**
  * The secret-bearing parts of any URL in a text, each after a group that is kept: a

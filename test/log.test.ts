@@ -11,6 +11,17 @@ it('redacts configured secrets, regex characters and all, and token-shaped text'
   expect(scrub('xoxb-123-abc and xapp-1-A0 and mint_key_9 and short')).toBe(
     '[redacted] and [redacted] and [redacted] and short',
   );
+  // OAuth: a rotating token and its refresh token, a code in a JSON body, code and state in a URL.
+  expect(scrub('xoxe.xoxb-1-abc xoxe-1-def {"code":"123.456.f00","client_id":"1.2"}')).toBe(
+    'xoxe.[redacted] [redacted] {[redacted],"client_id":"1.2"}',
+  );
+  // An error's code is what a person reads to know what went wrong: it stays.
+  expect(scrub('{"err":{"code":"slack_webapi_platform_error"}}')).toBe(
+    '{"err":{"code":"slack_webapi_platform_error"}}',
+  );
+  expect(scrub('https://x/cb?state=eyJ.a.b&code=99.1.ab&team=T1')).toBe(
+    'https://x/cb?state=[redacted]&code=[redacted]&team=T1',
+  );
 });
 
 it('keeps secrets out of every field of a log line, errors included', () => {

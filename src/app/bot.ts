@@ -6,6 +6,7 @@ import { registerAccessControl } from '../slack/access-middleware.ts';
 import { registerListeners } from '../slack/listeners/index.ts';
 import { recordThreadReplies } from '../slack/listeners/thread-replies.ts';
 import { type Core, openCore } from './core.ts';
+import { distributedDoctor, registerWorkspaceSide } from './distributed.ts';
 import { buildJobParts, type JobParts } from './job-parts.ts';
 import type { Bot, BotOptions } from './options.ts';
 import { createReporting, type Reporting } from './reporting.ts';
@@ -59,7 +60,8 @@ async function assemble(config: Config, opts: BotOptions, log: Logger, teardown:
   );
   if (stopDigest) teardown.add('digest', stopDigest);
   addShutdownSteps(core, parts, config, teardown, log);
-  log.info({ mode: config.slack.mode, port: config.port }, 'bot.started');
+  const distributed = config.distribution ? { distributed: true } : {};
+  log.info({ mode: config.slack.mode, port: config.port, ...distributed }, 'bot.started');
 }
 
 /** The access check before every listener, then the listeners, then the thread replies. */
@@ -72,6 +74,9 @@ function registerSlackSide(
 ): void {
   const { store, slack, api, budgets, now } = core;
   const { jobs, access, projects } = parts;
+  // Distributed mode, first: a workspace with no docs project connected reaches nothing.
+  if (core.workspaces)
+    registerWorkspaceSide(slack.app, core.workspaces, { store, inflight: core.inflight, log });
   // Before every listener: refused people and conversations reach none of them.
   registerAccessControl(slack.app, {
     access,
@@ -85,6 +90,7 @@ function registerSlackSide(
     projectFor: (teamId, channelId) => projects.forChannel(teamId, channelId),
     ping: () => store.ping(),
     now,
+    ...(core.workspaces ? distributedDoctor(config, store) : {}),
   });
   const { reports, poster, insights, insightsPoster, gapBook } = reporting;
   registerListeners(slack.app, {

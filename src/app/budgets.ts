@@ -9,8 +9,8 @@ export const ANALYTICS_REQUESTS_PER_HOUR = 100;
 
 /**
  * The documented hourly budgets, counted in the store so that replicas share them: the agent
- * budget per project (`agent` is the configured project's, the one the metrics show), the
- * analytics budget per organisation.
+ * budget per project (`agent` is the configured project's, the one the metrics show; none in
+ * distributed mode, where every workspace has its own), the analytics budget per organisation.
  */
 export function createBudgets(config: Config, store: Store, now: () => number = Date.now) {
   const agentBudgets = new Map<string, Budget>();
@@ -28,9 +28,10 @@ export function createBudgets(config: Config, store: Store, now: () => number = 
     }
     return budget;
   };
+  const workspace = envWorkspace(config);
   return {
     agentFor,
-    agent: agentFor(envWorkspace(config).projectId),
+    agent: workspace && agentFor(workspace.projectId),
     analytics: slidingWindowBudget(store, {
       key: 'analytics',
       limit: ANALYTICS_REQUESTS_PER_HOUR,

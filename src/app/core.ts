@@ -3,13 +3,15 @@ import { hostname } from 'node:os';
 import { ApiClient } from '../api/client.ts';
 import { startDatabaseClock } from '../clock.ts';
 import type { Config } from '../config/config.ts';
-import { type EnvWorkspace, envWorkspace } from '../config/distribution.ts';
+import { envWorkspace } from '../config/distribution.ts';
 import { createInflight, type Inflight } from '../inflight.ts';
 import type { Logger } from '../log.ts';
 import { createSlackApp, KEEP_ALIVE_GRACE_MS, type SlackApp } from '../slack/app.ts';
+import type { OAuthSetup } from '../slack/oauth.ts';
 import { openStore } from '../store/open.ts';
 import type { Store } from '../store/types.ts';
 import { createBudgets } from './budgets.ts';
+import { checkKeys, openWorkspaces, type Workspaces } from './distributed.ts';
 import { createLiveness, type Liveness } from './liveness.ts';
 import { createMetrics, type Metrics } from './metrics.ts';
 import type { BotOptions } from './options.ts';
@@ -29,6 +31,8 @@ export interface Core {
   inflight: Inflight;
   slack: SlackApp;
   api: ApiClient;
+  /** Distributed mode's installs and docs connections; undefined with one workspace. */
+  workspaces: Workspaces | undefined;
   /** From the moment a shutdown begins, the probes say "not ready". */
   stopAccepting(): void;
 }
@@ -39,15 +43,8 @@ export async function openCore(
   log: Logger,
   teardown: Teardown,
 ): Promise<Core> {
-  // Distributed mode is refused here, before anything opens: installs are not served yet.
-  const workspace = envWorkspace(config);
   const owner = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
-  const store = await (opts.openStore ?? openStore)(
-    config.databaseUrl,
-    log.child({ component: 'store' }),
-    { timeoutMs: config.databaseTimeoutMs },
-  );
-  teardown.add('store', () => store.close());
+  const store = await openCheckedStore(config, opts, log, teardown);
   const clock = await startDatabaseClock({
     store,
     log,
@@ -65,24 +62,22 @@ export async function openCore(
   });
   const inflight = createInflight();
   let accepting = true;
-  const slack = createSlack({ config, log, store, metrics, liveness, accepting: () => accepting });
+  const workspaces = await openWorkspaces(config, store, log, clock.now);
+  const slack = createSlack({
+    config,
+    log,
+    store,
+    metrics,
+    liveness,
+    accepting: () => accepting,
+    oauth: workspaces?.oauth,
+  });
   // Closed late, so that the probes answer (not ready) while everything else stops; a
   // client that keeps a connection open gets at most half of what is left of the deadline.
   teardown.add('slack', () =>
     slack.stop(Math.min(KEEP_ALIVE_GRACE_MS, Math.floor(teardown.remainingMs() / 2))),
   );
-  const api = new ApiClient({
-    ...apiSettings(config, workspace, opts),
-    log: log.child({ component: 'api' }),
-    budgets: { agent: budgets.agentFor, analytics: budgets.analytics },
-    metrics,
-  });
-  // After the loops (the poller cuts its own polls short and must see that, not a failure);
-  // what is still waiting on the API then is work the drain gave up on.
-  teardown.add('api', async () => {
-    api.stop();
-    await settleAbandoned(inflight, log, Math.floor(teardown.remainingMs() / 2));
-  });
+  const api = openApi(config, opts, { log, budgets, metrics, inflight, teardown });
   const stopAccepting = () => {
     accepting = false;
   };
@@ -96,8 +91,55 @@ export async function openCore(
     inflight,
     slack,
     api,
+    workspaces,
     stopAccepting,
   };
+}
+
+/** The store, closed last; a key that cannot open what it holds stops the start here. */
+async function openCheckedStore(
+  config: Config,
+  opts: BotOptions,
+  log: Logger,
+  teardown: Teardown,
+): Promise<Store> {
+  const store = await (opts.openStore ?? openStore)(
+    config.databaseUrl,
+    log.child({ component: 'store' }),
+    { timeoutMs: config.databaseTimeoutMs },
+  );
+  teardown.add('store', () => store.close());
+  // Before anything else starts: a missing or wrong ENCRYPTION_KEYS is one line.
+  await checkKeys(config, store);
+  return store;
+}
+
+/** The API client, stopped after the loops. */
+function openApi(
+  config: Config,
+  opts: BotOptions,
+  deps: {
+    log: Logger;
+    budgets: ReturnType<typeof createBudgets>;
+    metrics: Metrics;
+    inflight: Inflight;
+    teardown: Teardown;
+  },
+): ApiClient {
+  const { log, budgets, metrics, inflight, teardown } = deps;
+  const api = new ApiClient({
+    ...apiSettings(config, opts),
+    log: log.child({ component: 'api' }),
+    budgets: { agent: budgets.agentFor, analytics: budgets.analytics },
+    metrics,
+  });
+  // After the loops (the poller cuts its own polls short and must see that, not a failure);
+  // what is still waiting on the API then is work the drain gave up on.
+  teardown.add('api', async () => {
+    api.stop();
+    await settleAbandoned(inflight, log, Math.floor(teardown.remainingMs() / 2));
+  });
+  return api;
 }
 
 /** The Bolt app, serving the probes and the metrics on PORT beside Slack's own traffic. */
@@ -108,11 +150,13 @@ function createSlack(deps: {
   metrics: Metrics;
   accepting: () => boolean;
   liveness: Liveness;
+  oauth: OAuthSetup | undefined;
 }): SlackApp {
   const { config, log, store, metrics } = deps;
   const slack: SlackApp = createSlackApp({
     config,
     log,
+    oauth: deps.oauth,
     endpoints: [
       ...probeEndpoints({
         mode: config.slack.mode,
@@ -130,11 +174,17 @@ function createSlack(deps: {
   return slack;
 }
 
-function apiSettings(config: Config, workspace: EnvWorkspace, opts: BotOptions) {
+/**
+ * The API client's settings. In distributed mode there is no organisation key: each
+ * workspace connects its own (not served by this client yet), and the docs gate keeps every
+ * request of a workspace with no connection from reaching the API.
+ */
+function apiSettings(config: Config, opts: BotOptions) {
+  const workspace = envWorkspace(config);
   return {
     baseUrl: config.api.baseUrl,
-    apiKey: workspace.apiKey,
-    projectId: workspace.projectId,
+    apiKey: workspace?.apiKey ?? '',
+    projectId: workspace?.projectId ?? '',
     projectKeys: config.api.projectKeys,
     ...(opts.apiRetry ? { retry: opts.apiRetry } : {}),
     ...(opts.apiTimeoutMs ? { timeoutMs: opts.apiTimeoutMs } : {}),

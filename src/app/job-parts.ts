@@ -1,6 +1,6 @@
 import { createAccess } from '../access.ts';
 import type { Config } from '../config/config.ts';
-import { envWorkspace } from '../config/distribution.ts';
+import { defaultProjectOf } from '../config/distribution.ts';
 import { createWatchControl } from '../jobs/cancel.ts';
 import { createFollowUpForm } from '../jobs/follow-up-form.ts';
 import { createNotifierScheduler } from '../jobs/notifier.ts';
@@ -66,7 +66,7 @@ export function buildJobParts(
       log,
       now,
       // A thread from before projects were kept is the configured project's.
-      budget: (projectId) => budgets.agentFor(projectId ?? envWorkspace(config).projectId),
+      budget: (projectId) => budgets.agentFor(projectId ?? defaultProjectOf(config)),
     }),
     stopWatching: createWatchControl({ store, wake, log, now }),
     followUpForm: createFollowUpForm({ store, jobs, access, log, now }),
@@ -85,14 +85,14 @@ function buildChatSide({ core, config, log, teardown }: Build) {
     client: slack.app.client,
     store,
     agentBudget: budgets.agentFor,
-    defaultProjectId: envWorkspace(config).projectId,
+    defaultProjectId: defaultProjectOf(config),
     log,
   });
   teardown.add('home', () => home.stop());
   const chat = refreshingHome(createSlackJobChat(slack.app.client, log, core.metrics), home);
   const projects = createProjects({
     store,
-    defaultProjectId: envWorkspace(config).projectId,
+    defaultProjectId: defaultProjectOf(config),
     keyedProjects: Object.keys(config.api.projectKeys),
     adminUsers: config.adminUsers,
     checkProject: (projectId) => api.checkProject(projectId),

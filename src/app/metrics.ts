@@ -14,7 +14,8 @@ import { within } from './probes.ts';
 /** What the gauges read when Prometheus scrapes: shared state, as every replica sees it. */
 export interface MetricsSources {
   outboxDepth: () => Promise<number>;
-  budgets: Record<'agent' | 'analytics', Pick<Budget, 'remaining'>>;
+  /** `agent`: the configured project's (single-workspace mode); each workspace's otherwise. */
+  budgets: { agent?: Pick<Budget, 'remaining'> | undefined; analytics: Pick<Budget, 'remaining'> };
   log: Logger;
 }
 
@@ -150,7 +151,7 @@ function scrapeTimeGauges(registers: Registry[], sources: MetricsSources): void 
     registers,
     async collect() {
       for (const [budget, b] of Object.entries(budgets)) {
-        this.set({ budget }, await read(budget, () => b.remaining()));
+        if (b) this.set({ budget }, await read(budget, () => b.remaining()));
       }
     },
   });

@@ -3,7 +3,7 @@ import { type Budget, slidingWindowBudget } from '../api/budget.ts';
 import type { ApiClient } from '../api/client.ts';
 import { EmbeddingsClient } from '../api/embeddings.ts';
 import type { Config } from '../config/config.ts';
-import { envWorkspace } from '../config/distribution.ts';
+import { defaultProjectOf } from '../config/distribution.ts';
 import { storeInsightsCache } from '../insights/cache.ts';
 import { DIGEST_RETRY_REQUESTS, insightsPart } from '../insights/digest-part.ts';
 import { createGapBook } from '../insights/gap-book.ts';
@@ -57,7 +57,7 @@ export function createReporting(deps: {
   // The database's clock, as the job threads it compares claims with are stamped.
   const gapBook = createGapBook({
     store,
-    defaultProjectId: envWorkspace(config).projectId,
+    defaultProjectId: defaultProjectOf(config),
     log,
     now: deps.now,
   });

@@ -44,7 +44,7 @@ export const DISTRIBUTION_ENV = {
   ),
 };
 
-/** Distributed mode's settings (Bolt's OAuth options, once wired). */
+/** Distributed mode's settings: Bolt's OAuth options (src/slack/oauth.ts). */
 export interface Distribution {
   clientId: string;
   clientSecret: string;
@@ -158,21 +158,31 @@ export interface EnvWorkspace {
 }
 
 /**
- * The workspace the environment names (single-workspace mode). Every part of the bot that
- * still serves one workspace only goes through here: in distributed mode it throws, so that
- * a start says so in one line instead of running without a token (installs are not served
- * yet: issue 21).
+ * The workspace the environment names (single-workspace mode); undefined in distributed mode,
+ * where each install brings its own bot token and each workspace connects its own docs
+ * project. Every part of the bot that still serves one workspace only goes through here.
  */
 export function envWorkspace(config: {
   distribution: Distribution | undefined;
   slack: { botToken: string | undefined };
   api: { key: string | undefined; projectId: string | undefined };
-}): EnvWorkspace {
+}): EnvWorkspace | undefined {
+  if (config.distribution) return undefined;
   const { botToken } = config.slack;
   const { key: apiKey, projectId } = config.api;
-  if (config.distribution || !botToken || !apiKey || !projectId)
+  // A valid configuration has all three in this mode (modeProblems): a bug otherwise.
+  if (!botToken || !apiKey || !projectId)
     throw new Error(
-      'distributed mode (SLACK_CLIENT_ID, SLACK_CLIENT_SECRET, SLACK_STATE_SECRET) is not served by this build yet: unset them and set SLACK_BOT_TOKEN, MINTLIFY_API_KEY and MINTLIFY_PROJECT_ID to run in single-workspace mode',
+      'single-workspace mode needs SLACK_BOT_TOKEN, MINTLIFY_API_KEY and MINTLIFY_PROJECT_ID',
     );
   return { botToken, apiKey, projectId };
+}
+
+/**
+ * The project of a thread or channel that has none of its own: MINTLIFY_PROJECT_ID in
+ * single-workspace mode; '' in distributed mode, where there is no default (each workspace
+ * connects its own project, and no request of a workspace that has not reaches the API).
+ */
+export function defaultProjectOf(config: Parameters<typeof envWorkspace>[0]): string {
+  return envWorkspace(config)?.projectId ?? '';
 }

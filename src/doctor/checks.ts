@@ -53,6 +53,11 @@ export interface DistributedMode {
   tokenRotation: boolean;
   /** How many workspaces are installed (from the store); unset until installs are stored. */
   installedWorkspaces?: (() => Promise<number>) | undefined;
+  /**
+   * ENCRYPTION_KEYS against the stored secrets (src/workspaces/key-check.ts): resolves with
+   * what to show (key ids and counts), throws the one-line KeyCheckError.
+   */
+  keyCheck?: (() => Promise<string>) | undefined;
 }
 
 /**
@@ -84,7 +89,9 @@ export async function runDoctor(p: DoctorPorts): Promise<Check[]> {
   const database = await guard('Database', () => checkDatabase(p));
   if (p.distributed) {
     const socket = await guard('Slack app token', () => checkSocket(p));
-    return [node, socket, database];
+    const keyCheck = p.distributed.keyCheck;
+    const keys = keyCheck ? [await checkKeys(keyCheck)] : [];
+    return [node, socket, database, ...keys];
   }
   const auth = await p
     .authTest()
@@ -278,6 +285,20 @@ function apiFailure(err: unknown): { detail: string; fix: string } {
         detail: `${err.message} (${err.kind})`,
         fix: 'check MINTLIFY_API_URL and that this machine can reach it; try again later',
       };
+  }
+}
+
+async function checkKeys(keyCheck: () => Promise<string>): Promise<Check> {
+  const name = 'Encryption keys';
+  try {
+    return { name, ok: true, detail: await keyCheck() };
+  } catch (err) {
+    return {
+      name,
+      ok: false,
+      detail: reason(err),
+      fix: 'set ENCRYPTION_KEYS to the keys that sealed the stored secrets, the sealing one first (docs/operating.md, Rotating the encryption key); a bot with these keys does not start',
+    };
   }
 }
 

@@ -31,6 +31,8 @@ export function doctorPorts(o: {
   projectId?: string;
   /** Distributed mode: how many workspaces are installed (the store's count). */
   installedWorkspaces?: () => Promise<number>;
+  /** Distributed mode: the key check (src/workspaces/key-check.ts describeKeys). */
+  keyCheck?: () => Promise<string>;
 }): DoctorPorts {
   const slack = slackDoctorProbe(o.config.slack);
   const digestChannel = o.config.digest.channel;
@@ -50,6 +52,7 @@ export function doctorPorts(o: {
       installPath: d.installPath,
       tokenRotation: d.tokenRotation,
       installedWorkspaces: o.installedWorkspaces,
+      keyCheck: o.keyCheck,
     },
     embeddings: embeddingsProbe(o.config),
   };
@@ -194,6 +197,9 @@ export function slackDoctor(o: {
   projectFor: (teamId: string, channelId: string) => Promise<string>;
   ping: () => Promise<void>;
   now?: () => number;
+  /** Distributed mode: the installed workspaces' count and the key check. */
+  installedWorkspaces?: () => Promise<number>;
+  keyCheck?: () => Promise<string>;
 }): SlackDoctor {
   const admins = new Set(o.config.adminUsers);
   const probe = probeOncePer({
@@ -208,7 +214,14 @@ export function slackDoctor(o: {
   return async (who) => {
     const projectId = await o.projectFor(who.teamId, who.channelId);
     const checkApi = () => probe(projectId);
-    const ports = doctorPorts({ config: o.config, checkApi, database, projectId });
+    const ports = doctorPorts({
+      config: o.config,
+      checkApi,
+      database,
+      projectId,
+      ...(o.installedWorkspaces ? { installedWorkspaces: o.installedWorkspaces } : {}),
+      ...(o.keyCheck ? { keyCheck: o.keyCheck } : {}),
+    });
     const checks = await runDoctor(ports);
     const failed = checks.filter((c) => !c.ok).length;
     if (!admins.has(who.userId))

@@ -107,7 +107,7 @@ function metadataChannel(metadata: string | undefined): string | undefined {
   }
 }
 
-type Args = AnyMiddlewareArgs & AllMiddlewareArgs;
+export type Args = AnyMiddlewareArgs & AllMiddlewareArgs;
 type Ack = (answer?: unknown) => Promise<void>;
 type Respond = (answer: Record<string, unknown>) => Promise<unknown>;
 
@@ -146,8 +146,16 @@ export function registerAccessControl(app: App, deps: AccessDeps): void {
   });
 }
 
-/** Tells the person, and only them, why nothing happens; false when nothing was said. */
-async function refuse(args: Args, who: Requester, text: string, deps: AccessDeps) {
+/**
+ * Tells the person, and only them, why nothing happens; false when nothing was said. Also
+ * the not-connected answer of distributed mode (./docs-gate.ts).
+ */
+export async function refuse(
+  args: Args,
+  who: Requester,
+  text: string,
+  deps: Pick<AccessDeps, 'isJobThread'>,
+) {
   const { ack, respond } = args as unknown as { ack?: Ack; respond?: Respond };
   const ephemeral = (threadTs?: string) =>
     who.channelId
@@ -194,7 +202,7 @@ async function refuse(args: Args, who: Requester, text: string, deps: AccessDeps
 async function refuseMessage(
   args: Args,
   who: Requester,
-  deps: AccessDeps,
+  deps: Pick<AccessDeps, 'isJobThread'>,
   ephemeral: (threadTs?: string) => Promise<boolean>,
 ): Promise<boolean> {
   const { channelId, threadTs, ts, teamId } = who;

@@ -2,6 +2,7 @@ import type { ActionsBlock, Button, ModalView } from '@slack/types';
 import { takesFollowUps } from '../jobs/follow-up-form.ts';
 import { escapeAndTruncate, truncate } from '../mrkdwn.ts';
 import type { JobThread } from '../store/types.ts';
+import { UNINSTALLED_WATCHER } from '../store/workspace-records.ts';
 
 /**
  * Pure Block Kit for the buttons on a job's root message, the follow-up form, and the
@@ -93,6 +94,8 @@ export function rootActions(t: ButtonsView): ActionsBlock | undefined {
 
 /** The root's note for a job its requester stopped watching (its status says "Not watched"). */
 export function unwatchedNote(userId: string): string {
+  if (userId === UNINSTALLED_WATCHER)
+    return 'Not watched: Docs Agent was uninstalled from this workspace. The job runs on at the service.';
   return `Cancelled by <@${userId}>. A follow-up in this thread resumes watching.`;
 }
 

@@ -1,24 +1,26 @@
-import { once } from 'node:events';
-import type { Server, ServerResponse } from 'node:http';
+import type { ServerResponse } from 'node:http';
 import {
   App,
+  type Authorize,
   type Logger as BoltLogger,
   type CustomRoute,
-  HTTPReceiver,
   type Receiver,
   type ReceiverEvent,
-  SocketModeReceiver,
 } from '@slack/bolt';
 import type { WebClientOptions } from '@slack/web-api';
 import type { Config } from '../config/config.ts';
 import { boltLogger, type Logger } from '../log.ts';
 import { toChatError } from './chat.ts';
+import { NotInstalled } from './installation-store.ts';
+import {
+  closeServer,
+  httpIntake,
+  type InstallProvider,
+  type Intake,
+  socketIntake,
+} from './intake.ts';
+import { type OAuthSetup, oauthReceiverOptions } from './oauth.ts';
 
-const EVENTS_PATH = '/slack/events';
-/**
- * How long a connection still in the middle of a request may take to finish once the HTTP
- * server closes; idle keep-alive connections are closed at once.
- */
 /** What a GET on one of the bot's own HTTP endpoints answers, whichever server serves it. */
 export interface Answer {
   status: number;
@@ -31,6 +33,10 @@ export interface Endpoint {
   answer: () => Promise<Answer>;
 }
 
+/**
+ * How long a connection still in the middle of a request may take to finish once the HTTP
+ * server closes; idle keep-alive connections are closed at once.
+ */
 export const KEEP_ALIVE_GRACE_MS = 1_000;
 
 /** Who the bot is in this workspace, as auth.test answered at start-up. */
@@ -43,7 +49,10 @@ export interface BotIdentity {
 
 export interface SlackApp {
   app: App;
-  /** Known once `start()` has verified the token; undefined before. */
+  /**
+   * Known once `start()` has verified the token; undefined before, and always in
+   * distributed mode, where the bot user is each install's (`context.botUserId`).
+   */
   identity(): BotIdentity | undefined;
   /**
    * Runs `hook` on every incoming request body before Bolt handles it, and so before Slack
@@ -85,12 +94,15 @@ export function webClientOptions(apiUrl: string, timeoutMs = 15_000): WebClientO
 
 /**
  * The Bolt app: Socket Mode when an app token is configured, otherwise HTTP with
- * `POST /slack/events`. Both serve the given endpoints (GET) on PORT.
+ * `POST /slack/events`. Both serve the given endpoints (GET) on PORT. With `oauth`
+ * (distributed mode) it is installed with OAuth (./oauth.ts) and each request is authorized
+ * with its workspace's installation; otherwise the bot token authorizes everything.
  */
 export function createSlackApp(opts: {
   config: Pick<Config, 'slack' | 'port'>;
   log: Logger;
   endpoints: Endpoint[];
+  oauth?: OAuthSetup | undefined;
 }): SlackApp {
   const { slack, port } = opts.config;
   const logger = boltLogger(opts.log.child({ component: 'bolt' }));
@@ -102,11 +114,9 @@ export function createSlackApp(opts: {
       handler: (_req: unknown, res: ServerResponse) => serve(e, res, opts.log),
     }),
   );
-  const intake =
-    slack.mode === 'socket' && slack.appToken
-      ? socketIntake(slack.appToken, slack.apiUrl, port, customRoutes, logger)
-      : httpIntake(slack.signingSecret ?? '', port, customRoutes, logger);
-
+  const intake = intakeFor(opts, customRoutes, logger);
+  const installer = intake.installer;
+  if (opts.oauth && !installer) throw new Error('distributed mode needs the HTTP receiver');
   const hooks: ((body: unknown) => Promise<void>)[] = [];
   // Deferred so that a bad token or an unreachable Slack is a readable start-up error
   // rather than an unhandled rejection from inside the constructor.
@@ -114,7 +124,8 @@ export function createSlackApp(opts: {
     receiver: runningFirst(intake.receiver, async (body) => {
       for (const hook of hooks) await hook(body);
     }),
-    token: slack.botToken,
+    // Our receiver stand-in hides Bolt's installer: its authorize is passed on explicitly.
+    ...(installer ? { authorize: installedOnly(installer, opts.log) } : { token: slack.botToken }),
     logger,
     clientOptions,
     ignoreSelf: true,
@@ -130,16 +141,10 @@ export function createSlackApp(opts: {
       hooks.push(hook);
     },
     async start() {
-      try {
-        // Bolt's own check (in init) keeps the bot user's id but not its name: ask once more.
-        const auth = await app.client.auth.test();
-        if (auth.user_id && auth.user) identity = { userId: auth.user_id, name: auth.user };
-        await app.init();
-      } catch (err) {
-        throw new Error(
-          `could not verify SLACK_BOT_TOKEN with Slack at ${slack.apiUrl} (${toChatError(err).code})`,
-        );
-      }
+      // Distributed mode has no token of its own to check: each install's is checked when
+      // it is made (Bolt's auth.test after the code exchange).
+      if (installer) await app.init();
+      else identity = await verifyToken(app, slack.apiUrl);
       intake.started(await app.start(port));
       intake.server()?.prependListener('request', (_req, res: ServerResponse) => {
         if (stopping) res.setHeader('connection', 'close');
@@ -160,6 +165,63 @@ export function createSlackApp(opts: {
   };
 }
 
+function intakeFor(
+  opts: { config: Pick<Config, 'slack' | 'port'>; oauth?: OAuthSetup | undefined },
+  customRoutes: CustomRoute[],
+  logger: BoltLogger,
+): Intake {
+  const { slack, port } = opts.config;
+  if (slack.mode === 'socket' && slack.appToken && !opts.oauth)
+    return socketIntake(slack.appToken, slack.apiUrl, port, customRoutes, logger);
+  const oauth = opts.oauth && oauthReceiverOptions(opts.oauth);
+  return httpIntake(slack.signingSecret ?? '', port, customRoutes, logger, oauth);
+}
+
+/** Single-workspace mode: the bot token works, and who the bot is; then Bolt's own init. */
+async function verifyToken(app: App, apiUrl: string): Promise<BotIdentity | undefined> {
+  try {
+    // Bolt's own check (in init) keeps the bot user's id but not its name: ask once more.
+    const auth = await app.client.auth.test();
+    await app.init();
+    return auth.user_id && auth.user ? { userId: auth.user_id, name: auth.user } : undefined;
+  } catch (err) {
+    throw new Error(
+      `could not verify SLACK_BOT_TOKEN with Slack at ${apiUrl} (${toChatError(err).code})`,
+    );
+  }
+}
+
+/** Thrown for a request whose workspace has no installation; logged once, by ids. */
+export class RefusedAuthorization extends Error {
+  constructor() {
+    super('no installation answers for this workspace');
+    this.name = 'RefusedAuthorization';
+  }
+}
+
+/**
+ * Each request's workspace must have an installation (Bolt's installer finds it, refreshing
+ * its token when rotation is on): a request of a workspace that never installed Docs Agent,
+ * or uninstalled it, reaches no listener. One line per refusal, with the ids only.
+ */
+function installedOnly(installer: InstallProvider, log: Logger): Authorize<boolean> {
+  return async (source) => {
+    try {
+      return await installer.authorize(source);
+    } catch (err) {
+      const ids = {
+        teamId: source.teamId,
+        enterpriseId: source.enterpriseId,
+        isEnterpriseInstall: source.isEnterpriseInstall,
+      };
+      const cause = (err as { original?: unknown }).original;
+      if (cause instanceof NotInstalled) log.info(ids, 'slack.not_installed');
+      else log.warn({ ...ids, err }, 'slack.authorize_failed');
+      throw new RefusedAuthorization();
+    }
+  };
+}
+
 /**
  * The receiver, handing every event to `first` before the app sees it. Receivers only ever
  * call the app's `processEvent`, so that is all the stand-in has to offer.
@@ -176,115 +238,6 @@ function runningFirst(inner: Receiver, first: (body: unknown) => Promise<void>):
     },
     start: (...args: unknown[]) => inner.start(...args),
     stop: (...args: unknown[]) => inner.stop(...args),
-  };
-}
-
-interface Intake {
-  receiver: Receiver;
-  /** Told what `app.start()` resolved with. */
-  started(result: unknown): void;
-  connected(): boolean;
-  stop(): Promise<void>;
-  /** The HTTP server on PORT (Slack's requests, or only the endpoints in Socket Mode). */
-  server(): Server | undefined;
-}
-
-/**
- * Stops the app (which closes `server`) and waits for the server to be closed: idle
- * keep-alive connections are closed at once, and whatever connection is still open after
- * `graceMs` (a request never finished) is cut.
- */
-async function closeServer(
-  server: Server | undefined,
-  graceMs: number,
-  stopApp: () => Promise<unknown>,
-): Promise<void> {
-  if (!server?.listening) {
-    await stopApp();
-    return;
-  }
-  const closed = once(server, 'close').catch(() => undefined);
-  const timer = setTimeout(() => server.closeAllConnections(), graceMs);
-  try {
-    const stopping = stopApp();
-    server.closeIdleConnections();
-    await stopping;
-    await closed;
-  } finally {
-    clearTimeout(timer);
-  }
-}
-
-function httpIntake(
-  signingSecret: string,
-  port: number,
-  customRoutes: CustomRoute[],
-  logger: BoltLogger,
-): Intake {
-  const receiver = new HTTPReceiver({
-    signingSecret,
-    endpoints: EVENTS_PATH,
-    port,
-    customRoutes,
-    logger,
-    processBeforeResponse: false,
-  });
-  let server: Server | undefined;
-  let closing = false;
-  // Checked before the body is read or verified: nothing of a refused request is acted on.
-  const route = receiver.requestListener;
-  receiver.requestListener = (req, res) => {
-    if (closing && new URL(req.url ?? '/', 'http://localhost').pathname === EVENTS_PATH) {
-      res.writeHead(503, { 'content-type': 'application/json', connection: 'close' });
-      res.end(JSON.stringify({ error: 'shutting_down' }));
-      return;
-    }
-    return route(req, res);
-  };
-  return {
-    receiver,
-    started: (result) => {
-      server = result as Server;
-    },
-    connected: () => server?.listening === true,
-    stop: async () => {
-      closing = true;
-    },
-    server: () => server,
-  };
-}
-
-function socketIntake(
-  appToken: string,
-  apiUrl: string,
-  port: number,
-  customRoutes: CustomRoute[],
-  logger: BoltLogger,
-): Intake {
-  const receiver = new SocketModeReceiver({
-    appToken,
-    logger,
-    customRoutes,
-    installerOptions: { port, clientOptions: { slackApiUrl: apiUrl } },
-  });
-  let connected = false;
-  receiver.client.on('connected', () => {
-    connected = true;
-  });
-  // 'close' is the socket going away; the others are the client's own state changes.
-  for (const state of ['close', 'connecting', 'reconnecting', 'disconnecting', 'disconnected'])
-    receiver.client.on(state, () => {
-      connected = false;
-    });
-  return {
-    receiver,
-    started: () => {},
-    connected: () => connected,
-    stop: async () => {
-      await receiver.client.disconnect();
-    },
-    // Bolt keeps it private; it serves the endpoints (customRoutes) on PORT.
-    server: () => (receiver as unknown as { httpServer?: Server }).httpServer,
   };
 }
 

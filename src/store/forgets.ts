@@ -2,7 +2,12 @@ import type { Selectable } from 'kysely';
 import type { Engine } from './engine.ts';
 import { type Database, num } from './schema.ts';
 import type { WorkspaceStore } from './workspace-port.ts';
-import { orNull, type WorkspaceForget, workspaceColumns } from './workspace-records.ts';
+import {
+  orNull,
+  UNINSTALLED_WATCHER,
+  type WorkspaceForget,
+  workspaceColumns,
+} from './workspace-records.ts';
 
 /**
  * Uninstalls: a workspace's tokens and docs key go at once; the rest of its data is
@@ -10,9 +15,51 @@ import { orNull, type WorkspaceForget, workspaceColumns } from './workspace-reco
  */
 export function forgetQueries(
   e: Engine,
-): Pick<WorkspaceStore, 'markUninstalled' | 'pendingForget' | 'dueForgets' | 'clearUninstalled'> {
+): Pick<
+  WorkspaceStore,
+  'markUninstalled' | 'stopWatchingWorkspace' | 'pendingForget' | 'dueForgets' | 'clearUninstalled'
+> {
   const { db } = e;
   return {
+    async stopWatchingWorkspace(ws, now) {
+      const key = workspaceColumns(ws);
+      const r = await db
+        .updateTable('job_threads')
+        .set({ unwatched_by: UNINSTALLED_WATCHER, next_poll_at: null, updated_at: now })
+        .where('status', '=', 'active')
+        .where('unwatched_by', 'is', null)
+        .where((eb) =>
+          key.team_id !== ''
+            ? eb('team_id', '=', key.team_id)
+            : // An org: the teams its install served, those with a docs row and no install of their own.
+              eb(
+                'team_id',
+                'in',
+                eb
+                  .selectFrom('docs_connections')
+                  .select('docs_connections.team_id')
+                  .where('docs_connections.enterprise_id', '=', key.enterprise_id)
+                  .where('docs_connections.team_id', '!=', '')
+                  .where(({ not, exists, selectFrom }) =>
+                    not(
+                      exists(
+                        selectFrom('installations')
+                          .select('installations.team_id')
+                          .whereRef(
+                            'installations.enterprise_id',
+                            '=',
+                            'docs_connections.enterprise_id',
+                          )
+                          .whereRef('installations.team_id', '=', 'docs_connections.team_id'),
+                      ),
+                    ),
+                  ),
+              ),
+        )
+        .executeTakeFirst();
+      return Number(r.numUpdatedRows);
+    },
+
     markUninstalled: (ws, now, forgetAt) =>
       e.writeTx(
         async (tx) => {

@@ -54,6 +54,13 @@ export interface WorkspaceStore {
    * forgotten at `forgetAt` (kept as first recorded if already uninstalled).
    */
   markUninstalled(ws: WorkspaceKey, now: number, forgetAt: number): Promise<UninstallOutcome>;
+  /**
+   * The workspace's (for an org, `teamId` unset: its teams that the org-wide install served)
+   * active jobs stop being watched, as "Cancel watching" does, by UNINSTALLED_WATCHER: no
+   * more polls. The jobs themselves run on. Answers how many. Call it before
+   * `markUninstalled`, which forgets which teams an org's install served.
+   */
+  stopWatchingWorkspace(ws: WorkspaceKey, now: number): Promise<number>;
   /** The workspace's recorded uninstall, if any. */
   pendingForget(ws: WorkspaceKey): Promise<WorkspaceForget | undefined>;
   /** Uninstalls whose data is due to be forgotten by `now`, soonest first. */

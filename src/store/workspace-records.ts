@@ -83,6 +83,9 @@ export interface WorkspaceForget {
   forgetAt: number;
 }
 
+/** Who "stopped watching" the jobs of an uninstalled workspace (job_threads.unwatched_by). */
+export const UNINSTALLED_WATCHER = 'app_uninstalled';
+
 /** What an uninstall deleted at once. */
 export interface UninstallOutcome {
   installations: number;

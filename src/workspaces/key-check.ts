@@ -81,3 +81,21 @@ function opensCheck(keyring: Keyring, keyId: string, check: string): boolean {
 
 const quoted = (ids: string[]) =>
   ids.length === 1 ? `key '${ids[0]}'` : `keys ${ids.map((id) => `'${id}'`).join(', ')}`;
+
+/**
+ * The doctor's line on the keys: verifyKeys, then which key seals and how many stored
+ * secrets each key sealed (ids and counts, never a key). Throws what verifyKeys throws.
+ */
+export async function describeKeys(
+  store: Pick<WorkspaceStore, 'sealedCounts' | 'keyChecks'>,
+  keyring: Keyring | undefined,
+): Promise<string> {
+  await verifyKeys(store, keyring);
+  if (!keyring) return 'ENCRYPTION_KEYS is unset and nothing sealed is stored';
+  const byKey = new Map<string, number>();
+  for (const c of await store.sealedCounts())
+    byKey.set(c.keyId, (byKey.get(c.keyId) ?? 0) + c.count);
+  const total = [...byKey.values()].reduce((a, b) => a + b, 0);
+  const held = [...byKey].map(([id, n]) => `${n} with '${id}'`).join(', ');
+  return `key '${keyring.sealingKeyId}' seals; ${total} stored secret${total === 1 ? '' : 's'} open${total > 0 ? ` (${held})` : ''}`;
+}

@@ -11,6 +11,7 @@ import type { Store } from '../../src/store/types.ts';
 import { ApiEmulator } from '../fakes/api-emulator.ts';
 import { FakeSlack, type StoredMessage } from '../fakes/slack.ts';
 import { FakeSocketMode } from '../fakes/socket-mode.ts';
+import { type DistributedOptions, distributedEnv } from './distributed-env.ts';
 import { memoryLogger } from './log.ts';
 import { eventually, freePort } from './net.ts';
 import { createTestDatabase, type TestDatabase } from './postgres.ts';
@@ -45,6 +46,11 @@ export interface HarnessOptions {
   dir?: string;
   /** The database engine: a SQLite file in `dir` (default) or a fresh PostgreSQL database. */
   engine?: 'sqlite' | 'postgres';
+  /**
+   * Distributed mode (test/helpers/distributed.ts): installed with OAuth from the fake Slack,
+   * no bot token, API key or project in the environment.
+   */
+  distributed?: DistributedOptions;
 }
 
 /** Short enough that a crashed replica's work is taken over within a test. */
@@ -101,13 +107,16 @@ export class Harness {
     });
     const dir = opts.dir ?? mkdtempSync(join(tmpdir(), 'bot-it-'));
     const database = opts.engine === 'postgres' ? await createTestDatabase() : undefined;
+    const port = String(await freePort());
+    const workspace = opts.distributed
+      ? distributedEnv(slack, port, opts.distributed)
+      : { SLACK_BOT_TOKEN: SECRETS.botToken, MINTLIFY_API_KEY: SECRETS.apiKey };
     const env: Record<string, string> = {
-      SLACK_BOT_TOKEN: SECRETS.botToken,
+      ...workspace,
       SLACK_SIGNING_SECRET: SECRETS.signingSecret,
       SLACK_API_URL: slack.url,
-      PORT: String(await freePort()),
-      MINTLIFY_API_KEY: SECRETS.apiKey,
-      MINTLIFY_PROJECT_ID: PROJECT,
+      PORT: port,
+      ...(opts.distributed ? {} : { MINTLIFY_PROJECT_ID: PROJECT }),
       MINTLIFY_API_URL: api.url,
       DATABASE_URL: database?.url ?? `sqlite:${join(dir, 'bot.sqlite')}`,
       LEASE_MS: String(TEST_LEASE_MS),

@@ -268,10 +268,11 @@ describe('npm run doctor', () => {
     const r = await runDoctor({ ...shared, ...oauth });
     expect(r.stdout.trim().split('\n')).toEqual([
       'Docs Agent doctor',
-      'Mode: distributed (OAuth install at /slack/install, token rotation on)',
+      'Mode: distributed (OAuth install at /slack/install, 0 workspaces installed, token rotation on)',
       expect.stringMatching(/^✓ Node: /),
       expect.stringMatching(/^✓ Slack app token: not set: HTTP mode/),
       expect.stringMatching(/^✓ Database /),
+      "✓ Encryption keys: key 'k1' seals; 0 stored secrets open",
       'All checks passed.',
     ]);
     expect(r.code).toBe(0);

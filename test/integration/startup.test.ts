@@ -55,23 +55,24 @@ describe('start-up', () => {
     expect(h.slack.calls).toHaveLength(0);
   });
 
-  it('stops in distributed mode with one line, before asking Slack anything, echoing no secret', async () => {
-    h = await Harness.create({ mode: 'http' });
-    const { SLACK_BOT_TOKEN, MINTLIFY_API_KEY, MINTLIFY_PROJECT_ID, ...shared } = h.env;
-    const { code, out } = await failedStart({
-      ...shared,
-      SLACK_CLIENT_ID: '1234567890.9876543210',
+  it('starts in distributed mode with no token, asking Slack nothing, and serves the install', async () => {
+    h = await Harness.create({ mode: 'http', distributed: {} });
+    bot = spawnBot({
+      ...h.env,
       SLACK_CLIENT_SECRET: 'zqdist-client-secret-0123456789ab',
       SLACK_STATE_SECRET: 'zqdist-state-secret-0123456789abcdef',
-      ENCRYPTION_KEYS: `k1:${Buffer.alloc(32, 7).toString('base64')}`,
     });
-    expect(code).toBe(1);
-    // The one line a person reads (the rest is the log's JSON: the teardown of nothing).
-    expect(out.split('\n').filter((l) => l && !l.startsWith('{'))).toEqual([
-      'startup failed: distributed mode (SLACK_CLIENT_ID, SLACK_CLIENT_SECRET, SLACK_STATE_SECRET) is not served by this build yet: unset them and set SLACK_BOT_TOKEN, MINTLIFY_API_KEY and MINTLIFY_PROJECT_ID to run in single-workspace mode',
-    ]);
-    expect(out).not.toContain('zqdist');
+    await answers(`http://127.0.0.1:${h.env.PORT}/healthz`);
+    const install = await fetch(`http://127.0.0.1:${h.env.PORT}/slack/install`, {
+      redirect: 'manual',
+    });
+    expect(install.status).toBe(302);
+    expect(install.headers.get('location')).toContain(h.slack.authorizeUrl);
+    // No token of its own to check: Slack was asked nothing (no auth.test).
     expect(h.slack.calls).toHaveLength(0);
+    bot.child.kill('SIGTERM');
+    expect(await bot.exited).toBe(0);
+    expect(bot.output()).not.toContain('zqdist');
   });
 
   it('refuses a DIGEST_CHANNEL that is not a channel id, without echoing it', async () => {

@@ -11,6 +11,7 @@ import type { ReportPoster } from '../../reports/ports.ts';
 import type { ReportService } from '../../reports/service.ts';
 import type { Store } from '../../store/types.ts';
 import type { WorkLanes } from '../../work-queue.ts';
+import { RefusedAuthorization } from '../app.ts';
 import type { HomePublisher } from '../home.ts';
 import { registerHome } from '../home.ts';
 import { type ButtonDeps, registerActions } from './actions.ts';
@@ -72,6 +73,8 @@ export function registerListeners(app: App, deps: ListenerDeps): void {
   registerActions(app, deps);
   if (deps.home) registerHome(app, { home: deps.home, work: deps.work.answers, log: deps.log });
   app.error(async (err) => {
+    // A request of a workspace with no installation: logged once already, by its ids.
+    if ((err as { original?: unknown }).original instanceof RefusedAuthorization) return;
     // Surprises only: expected failures are handled, and answered, where they happen.
     deps.log.error({ err, component: 'bolt' }, 'slack.unhandled_error');
   });

@@ -1,0 +1,95 @@
+import type { App } from '@slack/bolt';
+import type { Config } from '../config/config.ts';
+import type { Inflight } from '../inflight.ts';
+import type { Logger } from '../log.ts';
+import { readManifestScopes } from '../manifest.ts';
+import { registerDocsGate } from '../slack/docs-gate.ts';
+import { registerUninstall } from '../slack/listeners/uninstall.ts';
+import type { OAuthSetup } from '../slack/oauth.ts';
+import type { Store } from '../store/types.ts';
+import { describeKeys, verifyKeys } from '../workspaces/key-check.ts';
+import { createUninstall, type Uninstall } from '../workspaces/uninstall.ts';
+import { createVault, type Vault } from '../workspaces/vault.ts';
+
+/**
+ * The distributed mode's parts of the composition root: the key check, the vault, Slack's
+ * OAuth install over it, and, once the app exists, the docs gate and the uninstall listeners.
+ */
+
+export interface Workspaces {
+  vault: Vault;
+  /** What createSlackApp needs to serve installs (src/slack/oauth.ts). */
+  oauth: OAuthSetup;
+  uninstall: Uninstall;
+}
+
+/**
+ * ENCRYPTION_KEYS against what the store holds, in distributed mode and whenever keys are
+ * set: a missing or wrong key throws KeyCheckError, one line naming key ids, before anything
+ * else starts.
+ */
+export async function checkKeys(config: Config, store: Store): Promise<void> {
+  const keyring = config.workspaces.encryptionKeys;
+  if (config.distribution || keyring) await verifyKeys(store, keyring);
+}
+
+/** The vault and the install over it; undefined in single-workspace mode. */
+export async function openWorkspaces(
+  config: Config,
+  store: Store,
+  log: Logger,
+  now: () => number,
+): Promise<Workspaces | undefined> {
+  const distribution = config.distribution;
+  if (!distribution) return undefined;
+  const keyring = config.workspaces.encryptionKeys;
+  // The configuration refuses distributed mode without keys: this is a bug if it happens.
+  if (!keyring) throw new Error('ENCRYPTION_KEYS is required in distributed mode');
+  const vault = createVault(store, keyring, {
+    retentionDays: config.workspaces.uninstallRetentionDays,
+    now,
+  });
+  return {
+    vault,
+    oauth: {
+      distribution,
+      scopes: await readManifestScopes(),
+      installations: {
+        ...vault,
+        clearUninstalled: (ws) => store.clearUninstalled(ws),
+        pendingForget: (ws) => store.pendingForget(ws),
+      },
+      apiUrl: config.slack.apiUrl,
+      timeoutMs: config.slack.timeoutMs,
+      log,
+    },
+    uninstall: createUninstall({ vault, store, log, now }),
+  };
+}
+
+/**
+ * Before every listener (the access check included): a workspace with no docs project
+ * connected is told how to connect, and nothing else happens. Then the uninstall listeners.
+ */
+export function registerWorkspaceSide(
+  app: App,
+  w: Workspaces,
+  deps: { store: Store; inflight: Inflight; log: Logger },
+): void {
+  const { store, inflight, log } = deps;
+  registerDocsGate(app, {
+    connected: async (ws) => (await store.getDocsConnection(ws))?.connection != null,
+    isJobThread: async (team, channel, ts) =>
+      (await store.findThread(team, channel, ts)) !== undefined,
+    log,
+  });
+  registerUninstall(app, { uninstall: w.uninstall, inflight, log });
+}
+
+/** The doctor's distributed-mode lines: installed workspaces, and the key check. */
+export function distributedDoctor(config: Config, store: Store) {
+  return {
+    installedWorkspaces: async () => (await store.listInstallations()).length,
+    keyCheck: () => describeKeys(store, config.workspaces.encryptionKeys),
+  };
+}
