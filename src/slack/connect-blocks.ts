@@ -52,13 +52,14 @@ function slackDate(ms: number): string {
 const people = (ids: readonly string[]) => ids.map((u) => `<@${u}>`).join(', ');
 const channels = (ids: readonly string[]) => ids.map((c) => `<#${c}>`).join(', ');
 
-/** Who can connect, as a non-admin is told. */
-function whoCan(s: DocsState): string {
-  const admins = adminsOf(s);
+/** Who may act, as anyone else is told: `what` they may do. */
+function whoCan(s: DocsState, what: string): string {
+  const admins = adminsOf(s).map((u) =>
+    u === s.installerUserId ? `${people([u])} (who installed Docs Agent)` : people([u]),
+  );
   if (admins.length === 0)
-    return 'Only whoever installed Docs Agent in this workspace, or an admin they name, can do that.';
-  const installer = s.installerUserId ? ` (${people([s.installerUserId])} installed it)` : '';
-  return `Only a Docs Agent admin of this workspace can do that: ${people(admins)}${installer}.`;
+    return `Only whoever installed Docs Agent in this workspace, or an admin they name, can ${what}.`;
+  return `Only a Docs Agent admin of this workspace can ${what}: ${admins.join(', ')}.`;
 }
 
 /** The Home tab until a docs project is connected. */
@@ -66,7 +67,6 @@ export function notConnectedHome(
   s: DocsState,
   viewer: string,
 ): { type: 'home'; blocks: KnownBlock[] } {
-  const admin = isAdmin(s, viewer);
   const blocks: KnownBlock[] = [
     header('Docs Agent'),
     section(
@@ -78,15 +78,10 @@ export function notConnectedHome(
       'Connecting takes the *project id* and an *admin API key* (`mint_…`) from the Mintlify dashboard\u2019s API keys page. The key is checked with one read of the project, stored encrypted, and never shown again: it can only be replaced or disconnected.',
     ),
   ];
-  if (!admin) return { type: 'home', blocks: [...blocks, small(whoCan(s))] };
-  blocks.push({
-    type: 'actions',
-    block_id: 'docs_admin',
-    elements: [
-      button('Connect a docs project', DOCS_ACTIONS.connect, { style: 'primary' }),
-      button('Settings', DOCS_ACTIONS.settings),
-    ],
-  });
+  if (!isAdmin(s, viewer))
+    return { type: 'home', blocks: [...blocks, small(whoCan(s, 'connect one'))] };
+  const connect = button('Connect a docs project', DOCS_ACTIONS.connect, { style: 'primary' });
+  blocks.push({ type: 'actions', block_id: 'docs_admin', elements: [connect] });
   return { type: 'home', blocks: [...blocks, ...settingsBlocks(s)] };
 }
 
@@ -94,45 +89,52 @@ export function notConnectedHome(
 export function connectedBlocks(s: DocsState, viewer: string): KnownBlock[] {
   const c = s.connection;
   if (!c) return [];
+  const project = `\`${escapeAndTruncate(c.projectId, 100)}\``;
   const blocks: KnownBlock[] = [
     { type: 'divider' },
     header('Docs project'),
     section(
-      `Connected to \`${escapeAndTruncate(c.projectId, 100)}\` by ${people([c.connectedBy])} ${slackDate(c.connectedAt)}. Its admin API key is stored encrypted and never shown again.`,
+      `*Connected:* ${project} · by ${people([c.connectedBy])} · ${slackDate(c.connectedAt)}\nIts admin API key is stored encrypted and never shown again.`,
     ),
   ];
   if (!isAdmin(s, viewer))
-    return [...blocks, small(`${whoCan(s).replace('can do that', 'can change it')}`)];
+    return [...blocks, small(whoCan(s, 'replace its key, disconnect it or change the settings'))];
+  const disconnect = button('Disconnect', DOCS_ACTIONS.disconnect, {
+    style: 'danger',
+    confirm: {
+      title: { type: 'plain_text', text: 'Disconnect the docs?' },
+      text: mrkdwn(
+        `Docs Agent forgets project ${project} and its key at once, and answers every command here with how to connect until an admin connects a project again. The settings are kept.`,
+      ),
+      confirm: { type: 'plain_text', text: 'Disconnect' },
+      deny: { type: 'plain_text', text: 'Keep it' },
+      style: 'danger',
+    },
+  });
   blocks.push({
     type: 'actions',
     block_id: 'docs_admin',
-    elements: [
-      button('Replace key', DOCS_ACTIONS.replaceKey),
-      button('Settings', DOCS_ACTIONS.settings),
-      button('Disconnect', DOCS_ACTIONS.disconnect, {
-        style: 'danger',
-        confirm: {
-          title: { type: 'plain_text', text: 'Disconnect the docs?' },
-          text: mrkdwn(
-            `Docs Agent forgets project \`${escapeAndTruncate(c.projectId, 100)}\` and its key at once, and answers every command here with how to connect until an admin connects a project again. Settings are kept.`,
-          ),
-          confirm: { type: 'plain_text', text: 'Disconnect' },
-          deny: { type: 'plain_text', text: 'Keep it' },
-          style: 'danger',
-        },
-      }),
-    ],
+    elements: [button('Replace key', DOCS_ACTIONS.replaceKey), disconnect],
   });
   return [...blocks, ...settingsBlocks(s)];
 }
 
-/** What an admin sees of the workspace's settings, and which of them act now. */
+/** What an admin sees of the workspace's settings (and edits), and which of them act now. */
 function settingsBlocks(s: DocsState): KnownBlock[] {
-  const lines = settingsLines(s.settings, adminsOf(s));
-  return [section(lines.join('\n')), small(SETTINGS_EFFECT)];
+  return [
+    {
+      type: 'section',
+      block_id: 'docs_settings',
+      text: mrkdwn('*Settings of this workspace*'),
+      fields: settingsFields(s.settings, adminsOf(s)).map(mrkdwn),
+      accessory: button('Edit settings', DOCS_ACTIONS.settings),
+    },
+    small(SETTINGS_EFFECT),
+  ];
 }
 
-export function settingsLines(st: WorkspaceSettings, admins: readonly string[]): string[] {
+/** One field per setting: its name, then its value (or what applies without one). */
+export function settingsFields(st: WorkspaceSettings, admins: readonly string[]): string[] {
   const schedule = st.digestCron
     ? `\`${escapeAndTruncate(st.digestCron, 100)}\``
     : 'the deployment\u2019s schedule';
@@ -140,15 +142,21 @@ export function settingsLines(st: WorkspaceSettings, admins: readonly string[]):
     ? escapeAndTruncate(st.timeZone, 100)
     : 'the deployment\u2019s time zone';
   const digest = st.digestChannel
-    ? `${channels([st.digestChannel])}, ${schedule} in ${zone}`
+    ? `${channels([st.digestChannel])}, ${schedule}, ${zone}`
     : 'no channel';
   return [
-    `*Digest:* ${digest}`,
-    `*Allowed channels:* ${listed(st.allowedChannels, channels, 'every channel')}`,
-    `*Allowed people:* ${listed(st.allowedUsers, people, 'everyone')}`,
-    `*Admins:* ${admins.length > 0 ? people(admins) : 'none'}`,
-    `*Docs site:* ${st.docsBaseUrl ? link(st.docsBaseUrl, st.docsBaseUrl) : 'not set'}`,
+    `*Digest*\n${digest}`,
+    `*Admins*\n${admins.length > 0 ? people(admins) : 'none'}`,
+    `*Allowed channels*\n${listed(st.allowedChannels, channels, 'every channel')}`,
+    `*Allowed people*\n${listed(st.allowedUsers, people, 'everyone')}`,
+    `*Docs site*\n${st.docsBaseUrl ? site(st.docsBaseUrl) : 'not set'}`,
   ];
+}
+
+/** A link to the docs site, within a field's 2,000 characters (a URL may take 2,000). */
+function site(url: string): string {
+  const label = escapeAndTruncate(url, 80);
+  return url.length > 1_800 ? label : link(url, label);
 }
 
 /** At most a screenful of ids, then how many more. */

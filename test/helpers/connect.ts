@@ -55,10 +55,12 @@ export async function openHome(h: Harness, from: From): Promise<Json> {
 /** The buttons of a view's actions blocks, by action id. */
 export function buttonsOf(view: Json): Map<string, Json> {
   const found = new Map<string, Json>();
-  for (const b of (view.blocks as Json[]) ?? [])
-    if (b.type === 'actions')
-      for (const e of b.elements as Json[])
-        found.set(String(e.action_id), { ...e, block_id: b.block_id });
+  for (const b of (view.blocks as Json[]) ?? []) {
+    const elements = b.type === 'actions' ? (b.elements as Json[]) : [];
+    const accessory = b.accessory as Json | undefined;
+    for (const e of accessory?.type === 'button' ? [...elements, accessory] : elements)
+      found.set(String(e.action_id), { ...e, block_id: b.block_id });
+  }
   return found;
 }
 

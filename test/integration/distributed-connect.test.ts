@@ -78,6 +78,7 @@ describe.each(engineKinds)('distributed mode: connecting the docs (%s)', (engine
   it('an admin connects with one read of that project with that key, which no one sees again', async () => {
     await start(engine);
     const acks: unknown[] = [];
+    expect(buttonsOf(await openHome(h, MEMBER)).size).toBe(0);
     const before = await openHome(h, ADMIN);
     expect([...buttonsOf(before).keys()]).toEqual(['docs_connect', 'docs_settings']);
     expect(textOf(before)).not.toMatch(/not served|this version/i);
@@ -98,11 +99,11 @@ describe.each(engineKinds)('distributed mode: connecting the docs (%s)', (engine
     expect([c?.projectId, c?.connectedBy, c?.openKey()]).toEqual([PROJECT, ADMIN.user, ALPHA_KEY]);
     // The Home now shows the project, who connected it and when, and what an admin can do.
     const after = await nextHome(h, ADMIN.user, homes);
-    expect(textOf(after)).toContain(`Connected to \`${PROJECT}\` by <@${ADMIN.user}> <!date^`);
+    expect(textOf(after)).toContain(`*Connected:* \`${PROJECT}\` · by <@${ADMIN.user}> · <!date^`);
     expect([...buttonsOf(after).keys()]).toEqual([
       'docs_replace_key',
-      'docs_settings',
       'docs_disconnect',
+      'docs_settings',
     ]);
     // The how-to-connect answer has stopped for this workspace.
     const agent = await commandFrom(h, ADMIN, 'add a page');
@@ -119,6 +120,9 @@ describe.each(engineKinds)('distributed mode: connecting the docs (%s)', (engine
     expect(h.logLines().filter((l) => l.msg === 'docs.connected')).toMatchObject([
       { teamId: ALPHA.team, userId: ADMIN.user, projectId: PROJECT, replaced: false },
     ]);
+    // What it looks like in Slack, when asked (SLACK_VIEW_DUMP=1): slack-view renders it.
+    if (process.env.SLACK_VIEW_DUMP)
+      await h.slack.dump(`slack-view-out/distributed-${engine}.json`);
   });
 
   it('says under the field what is wrong with a key or project, saving nothing, in one read at most', async () => {

@@ -99,7 +99,7 @@ describe.each(engineKinds)('distributed mode: a workspace\u2019s settings (%s)',
     };
     expect(await settings()).toEqual(saved);
     const home = await homeWhere(h, ADMIN.user, (v) => textOf(v).includes('Europe/Berlin'));
-    expect(textOf(home)).toContain('*Admins:* <@U0A1>, <@U0A2>');
+    expect(textOf(home)).toContain('*Admins*\\n<@U0A1>, <@U0A2>');
     expect(textOf(home)).toContain('The admin list takes effect at once');
     // Now an admin, the member sees the button, and the form opens for them, as saved.
     const memberHome = await openHome(h, MEMBER);

@@ -118,7 +118,9 @@ describe('the Home of a workspace', () => {
     expect(buttons(notConnectedHome(s, 'U0ADMIN').blocks)).toHaveLength(2);
     const member = JSON.stringify(notConnectedHome(s, 'U0MEMBER').blocks);
     expect(buttons(JSON.parse(member))).toHaveLength(0);
-    expect(member).toContain('<@U0INSTALL>, <@U0ADMIN> (<@U0INSTALL> installed it)');
+    expect(member).toContain(
+      'can connect one: <@U0INSTALL> (who installed Docs Agent), <@U0ADMIN>.',
+    );
     const connected = state({
       connection: {
         projectId: 'proj_docs',
@@ -128,8 +130,8 @@ describe('the Home of a workspace', () => {
     });
     expect(buttons(connectedBlocks(connected, 'U0INSTALL'))).toEqual([
       '"action_id":"docs_replace_key"',
-      '"action_id":"docs_settings"',
       '"action_id":"docs_disconnect"',
+      '"action_id":"docs_settings"',
     ]);
     expect(buttons(connectedBlocks(connected, 'U0MEMBER'))).toEqual([]);
     expect(connectedBlocks(state(), 'U0INSTALL')).toEqual([]);
