@@ -93,7 +93,6 @@ export function connectModal(ws: FormWorkspace, current?: { projectId: string })
 
 /** The workspace's settings, filled in with what is saved. */
 export function settingsModal(ws: FormWorkspace, s: WorkspaceSettings, installer: string | null) {
-  const B = SETTINGS_BLOCKS;
   const admins = installer
     ? `Besides <@${installer}>, who installed Docs Agent: who may connect the docs and change these settings.`
     : 'Besides whoever installed Docs Agent: who may connect the docs and change these settings.';
@@ -105,58 +104,12 @@ export function settingsModal(ws: FormWorkspace, s: WorkspaceSettings, installer
     submit: plain('Save'),
     close: plain('Cancel'),
     blocks: [
-      input(
-        B.adminUsers,
-        'Admins',
-        { type: 'multi_users_select', ...(s.adminUsers ? { initial_users: s.adminUsers } : {}) },
-        { optional: true },
-      ),
+      input(SETTINGS_BLOCKS.adminUsers, 'Admins', users(s.adminUsers), { optional: true }),
       { type: 'context', elements: [mrkdwn(admins)] },
+      ...digestInputs(s),
+      ...accessInputs(s),
       input(
-        B.digestChannel,
-        'Digest channel',
-        {
-          type: 'conversations_select',
-          filter: { include: ['public', 'private'], exclude_bot_users: true },
-          ...(s.digestChannel ? { initial_conversation: s.digestChannel } : {}),
-        },
-        { optional: true, hint: 'The weekly traffic report goes here; invite Docs Agent to it.' },
-      ),
-      input(
-        B.digestCron,
-        'Digest schedule (cron)',
-        text({ initial: s.digestCron, placeholder: '0 9 * * 1', max: 100 }),
-        {
-          optional: true,
-          hint: 'Minute, hour, day, month, weekday: 0 9 * * 1 is Mondays at 09:00.',
-        },
-      ),
-      input(
-        B.timeZone,
-        'Time zone',
-        text({ initial: s.timeZone, placeholder: 'Europe/Berlin', max: 100 }),
-        { optional: true, hint: 'An IANA time zone name, for the schedule and report dates.' },
-      ),
-      input(
-        B.allowedChannels,
-        'Allowed channels',
-        {
-          type: 'multi_conversations_select',
-          ...(s.allowedChannels ? { initial_conversations: s.allowedChannels } : {}),
-        },
-        { optional: true, hint: 'None chosen: every conversation.' },
-      ),
-      input(
-        B.allowedUsers,
-        'Allowed people',
-        {
-          type: 'multi_users_select',
-          ...(s.allowedUsers ? { initial_users: s.allowedUsers } : {}),
-        },
-        { optional: true, hint: 'None chosen: everyone in the workspace.' },
-      ),
-      input(
-        B.docsBaseUrl,
+        SETTINGS_BLOCKS.docsBaseUrl,
         'Docs site',
         text({ initial: s.docsBaseUrl, placeholder: 'https://docs.example.com', max: 2000 }),
         { optional: true, hint: 'Where page paths in reports link to (https).' },
@@ -164,4 +117,54 @@ export function settingsModal(ws: FormWorkspace, s: WorkspaceSettings, installer
       { type: 'context', elements: [mrkdwn(SETTINGS_EFFECT)] },
     ] as KnownBlock[],
   };
+}
+
+const users = (initial: string[] | undefined) => ({
+  type: 'multi_users_select',
+  ...(initial ? { initial_users: initial } : {}),
+});
+
+/** The digest's channel, schedule and time zone. */
+function digestInputs(s: WorkspaceSettings): KnownBlock[] {
+  const channel = {
+    type: 'conversations_select',
+    filter: { include: ['public', 'private'], exclude_bot_users: true },
+    ...(s.digestChannel ? { initial_conversation: s.digestChannel } : {}),
+  };
+  return [
+    input(SETTINGS_BLOCKS.digestChannel, 'Digest channel', channel, {
+      optional: true,
+      hint: 'The weekly traffic report goes here; invite Docs Agent to it.',
+    }),
+    input(
+      SETTINGS_BLOCKS.digestCron,
+      'Digest schedule (cron)',
+      text({ initial: s.digestCron, placeholder: '0 9 * * 1', max: 100 }),
+      { optional: true, hint: 'Minute, hour, day, month, weekday: 0 9 * * 1 is Mondays at 09:00.' },
+    ),
+    input(
+      SETTINGS_BLOCKS.timeZone,
+      'Time zone',
+      text({ initial: s.timeZone, placeholder: 'Europe/Berlin', max: 100 }),
+      { optional: true, hint: 'An IANA time zone name, for the schedule and report dates.' },
+    ),
+  ];
+}
+
+/** Who may use Docs Agent, and where. */
+function accessInputs(s: WorkspaceSettings): KnownBlock[] {
+  const channels = {
+    type: 'multi_conversations_select',
+    ...(s.allowedChannels ? { initial_conversations: s.allowedChannels } : {}),
+  };
+  return [
+    input(SETTINGS_BLOCKS.allowedChannels, 'Allowed channels', channels, {
+      optional: true,
+      hint: 'None chosen: every conversation.',
+    }),
+    input(SETTINGS_BLOCKS.allowedUsers, 'Allowed people', users(s.allowedUsers), {
+      optional: true,
+      hint: 'None chosen: everyone in the workspace.',
+    }),
+  ];
 }
