@@ -4,8 +4,9 @@ import { z } from 'zod';
 /**
  * A workspace's own settings in the distributed mode, kept with its docs connection
  * (src/store/docs-connections.ts): what DIGEST_CHANNEL, DIGEST_CRON, DIGEST_TIMEZONE,
- * ALLOWED_CHANNELS, ALLOWED_USERS and DOCS_BASE_URL say for the whole deployment in the
- * single-workspace mode. A setting left out means the deployment's value.
+ * ALLOWED_CHANNELS, ALLOWED_USERS, ADMIN_USERS and DOCS_BASE_URL say for the whole deployment
+ * in the single-workspace mode. A setting left out means the deployment's value. The admins
+ * (besides whoever installed Docs Agent) may connect the docs and change these settings.
  */
 
 const isCron = (pattern: string) => {
@@ -39,7 +40,10 @@ const fields = {
   allowedUsers: z
     .array(z.string().regex(/^[UW][A-Z0-9]{2,}$/, { error: 'must be user ids' }))
     .max(MAX_LISTED),
-  docsBaseUrl: z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' }).max(2000),
+  adminUsers: z
+    .array(z.string().regex(/^[UW][A-Z0-9]{2,}$/, { error: 'must be user ids' }))
+    .max(MAX_LISTED),
+  docsBaseUrl: z.url({ protocol: /^https$/, error: 'must be an https URL' }).max(2000),
 };
 
 /** What a workspace admin may save: every field checked, unknown fields refused. */
@@ -49,6 +53,7 @@ export const WorkspaceSettingsSchema = z.strictObject({
   timeZone: fields.timeZone.optional(),
   allowedChannels: fields.allowedChannels.optional(),
   allowedUsers: fields.allowedUsers.optional(),
+  adminUsers: fields.adminUsers.optional(),
   docsBaseUrl: fields.docsBaseUrl.optional(),
 });
 
@@ -64,6 +69,7 @@ const StoredSettings = z.object({
   timeZone: fields.timeZone.optional().catch(undefined),
   allowedChannels: fields.allowedChannels.optional().catch(undefined),
   allowedUsers: fields.allowedUsers.optional().catch(undefined),
+  adminUsers: fields.adminUsers.optional().catch(undefined),
   docsBaseUrl: fields.docsBaseUrl.optional().catch(undefined),
 });
 

@@ -9,10 +9,16 @@ describe("a workspace's settings", () => {
       timeZone: 'Europe/Paris',
       allowedChannels: ['C0123ABCD', 'D0456EFGH'],
       allowedUsers: ['U0123ABCD'],
+      adminUsers: ['U0123ABCD', 'W0456EFGH'],
       docsBaseUrl: 'https://docs.acme.com',
     };
     expect(WorkspaceSettingsSchema.parse(all)).toEqual(all);
     expect(WorkspaceSettingsSchema.safeParse({ ...all, extra: 1 }).success).toBe(false);
+    // The docs are linked from Slack: https only.
+    expect(WorkspaceSettingsSchema.safeParse({ docsBaseUrl: 'http://docs.acme.com' }).success).toBe(
+      false,
+    );
+    expect(WorkspaceSettingsSchema.safeParse({ adminUsers: ['bob'] }).success).toBe(false);
   });
 
   it('read back a stored field this build refuses as unset, and unreadable JSON as none', () => {
@@ -20,9 +26,10 @@ describe("a workspace's settings", () => {
       digestChannel: '#general',
       timeZone: 'Europe/Paris',
       allowedUsers: ['bob'],
+      adminUsers: ['U0123ABCD'],
       fromANewerBuild: true,
     });
-    expect(readSettings(stored)).toEqual({ timeZone: 'Europe/Paris' });
+    expect(readSettings(stored)).toEqual({ timeZone: 'Europe/Paris', adminUsers: ['U0123ABCD'] });
     expect(readSettings('not json')).toEqual({});
     expect(readSettings('[1,2]')).toEqual({});
   });

@@ -76,6 +76,11 @@ export interface Call<S extends z.ZodType> {
   path: string;
   /** The project the call is for: it picks the key. */
   project: string;
+  /**
+   * This call's own key instead of the project's: a key being checked before it is saved
+   * (a workspace connecting its docs). Never logged, never in an error.
+   */
+  apiKey?: string | undefined;
   query?: Record<string, string | number>;
   body?: unknown;
   schema: S;

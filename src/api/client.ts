@@ -176,18 +176,38 @@ export class ApiClient {
    * analytics request. An unknown project is `NotFound`; one quick retry, a short timeout:
    * an admin is waiting for the answer.
    */
-  async checkProject(projectId: string): Promise<void> {
+  checkProject(projectId: string): Promise<void> {
+    return this.#readProject(projectId, { retries: 1, timeoutMs: 10_000 });
+  }
+
+  /**
+   * Whether `apiKey` opens `projectId` (distributed mode: a workspace connecting its docs,
+   * before the key is saved): `checkProject`'s read with that key instead of the client's,
+   * in one attempt within `timeoutMs`, since a person waits in a modal Slack closes after 3 s.
+   * A wrong key is `Unauthorized`, a key for another organisation or project `Forbidden`, an
+   * unknown project `NotFound`; no budget is spent.
+   */
+  checkKey(projectId: string, apiKey: string, timeoutMs: number): Promise<void> {
+    return this.#readProject(projectId, { apiKey, retries: 0, timeoutMs });
+  }
+
+  /** A project's list of jobs, one entry: the cheapest read the API scopes to a project. */
+  async #readProject(
+    projectId: string,
+    o: { apiKey?: string; retries: number; timeoutMs: number },
+  ): Promise<void> {
     await this.#call({
-      operation: 'project.check',
+      operation: o.apiKey === undefined ? 'project.check' : 'project.check_key',
       method: 'GET',
       project: projectId,
+      apiKey: o.apiKey,
       path: `/v1/agent/${encodeURIComponent(projectId)}/jobs`,
       query: { take: 1 },
       schema: ProjectJobs,
       what: 'The project',
       budget: undefined,
-      retries: 1,
-      timeoutMs: 10_000,
+      retries: o.retries,
+      timeoutMs: o.timeoutMs,
     });
   }
 

@@ -160,7 +160,7 @@ export class Transport {
     timeoutMs: number,
   ): Promise<z.infer<S>> {
     const started = performance.now();
-    const key = this.#opts.projectKeys?.[call.project] ?? this.#opts.apiKey;
+    const key = call.apiKey ?? this.#opts.projectKeys?.[call.project] ?? this.#opts.apiKey;
     let res: Response;
     try {
       res = await fetch(url, {

@@ -73,10 +73,17 @@ function registerSlackSide(
   log: Logger,
 ): void {
   const { store, slack, api, budgets, now } = core;
-  const { jobs, access, projects } = parts;
+  const { jobs, access, projects, home } = parts;
+  const workspaces = core.workspaces;
   // Distributed mode, first: a workspace with no docs project connected reaches nothing.
-  if (core.workspaces)
-    registerWorkspaceSide(slack.app, core.workspaces, { store, inflight: core.inflight, log });
+  if (workspaces)
+    registerWorkspaceSide(slack.app, workspaces, {
+      store,
+      inflight: core.inflight,
+      log,
+      api,
+      home,
+    });
   // Before every listener: refused people and conversations reach none of them.
   registerAccessControl(slack.app, {
     access,
@@ -105,7 +112,15 @@ function registerSlackSide(
     botName: () => slack.identity()?.name,
     insights: { insights, insightsPoster, gapBook, agentBudget: budgets.agentFor },
   });
-  slack.beforeAck(recordThreadReplies({ jobs, access, botUserId: () => slack.identity()?.userId }));
+  slack.beforeAck(
+    recordThreadReplies({
+      jobs,
+      access,
+      botUserId: () => slack.identity()?.userId,
+      // Before Bolt's authorize and the docs gate: only a workspace installed and connected.
+      ...(workspaces ? { served: workspaces.docs.served } : {}),
+    }),
+  );
 }
 
 /**

@@ -1,19 +1,26 @@
 import type { App } from '@slack/bolt';
+import type { ApiClient } from '../api/client.ts';
 import type { Config } from '../config/config.ts';
 import type { Inflight } from '../inflight.ts';
 import type { Logger } from '../log.ts';
 import { readManifestScopes } from '../manifest.ts';
 import { registerDocsGate } from '../slack/docs-gate.ts';
+import { docsHomePublisher, notConnectedHomeOf, workspaceHome } from '../slack/docs-home.ts';
+import type { HomePublisher, WorkspaceHome } from '../slack/home.ts';
+import { registerDocsAdmin } from '../slack/listeners/docs-admin.ts';
 import { registerUninstall } from '../slack/listeners/uninstall.ts';
 import type { OAuthSetup } from '../slack/oauth.ts';
 import type { Store } from '../store/types.ts';
+import { createDocsAdmin, createDocsReader, type DocsReader } from '../workspaces/docs-admin.ts';
 import { describeKeys, verifyKeys } from '../workspaces/key-check.ts';
 import { createUninstall, type Uninstall } from '../workspaces/uninstall.ts';
 import { createVault, type Vault } from '../workspaces/vault.ts';
 
 /**
  * The distributed mode's parts of the composition root: the key check, the vault, Slack's
- * OAuth install over it, and, once the app exists, the docs gate and the uninstall listeners.
+ * OAuth install over it, what the Home and the gates read of each workspace's docs, and,
+ * once the app exists, the docs gate, the Home's docs buttons and forms, and the uninstall
+ * listeners.
  */
 
 export interface Workspaces {
@@ -21,7 +28,14 @@ export interface Workspaces {
   /** What createSlackApp needs to serve installs (src/slack/oauth.ts). */
   oauth: OAuthSetup;
   uninstall: Uninstall;
+  /** Each workspace's docs connection and admins, nothing secret opened. */
+  docs: DocsReader;
+  /** The jobs Home's part for the workspace's docs project (src/slack/home.ts). */
+  home: WorkspaceHome;
 }
+
+/** How long the connect form's key check may take: Slack closes the form after 3 s. */
+export const CONNECT_CHECK_MS = 2_000;
 
 /**
  * ENCRYPTION_KEYS against what the store holds, in distributed mode and whenever keys are
@@ -49,6 +63,7 @@ export async function openWorkspaces(
     retentionDays: config.workspaces.uninstallRetentionDays,
     now,
   });
+  const docs = createDocsReader(store);
   return {
     vault,
     oauth: {
@@ -64,23 +79,40 @@ export async function openWorkspaces(
       log,
     },
     uninstall: createUninstall({ vault, store, log, now }),
+    docs,
+    home: workspaceHome(docs),
   };
 }
 
 /**
  * Before every listener (the access check included): a workspace with no docs project
- * connected is told how to connect, and nothing else happens. Then the uninstall listeners.
+ * connected is told how to connect, and nothing else happens. Then the Home's docs buttons
+ * and forms, and the uninstall listeners.
  */
 export function registerWorkspaceSide(
   app: App,
   w: Workspaces,
-  deps: { store: Store; inflight: Inflight; log: Logger },
+  deps: { store: Store; inflight: Inflight; log: Logger; api: ApiClient; home: HomePublisher },
 ): void {
   const { store, inflight, log } = deps;
   registerDocsGate(app, {
     connected: async (ws) => (await store.getDocsConnection(ws))?.connection != null,
+    home: notConnectedHomeOf(w.docs),
     isJobThread: async (team, channel, ts) =>
       (await store.findThread(team, channel, ts)) !== undefined,
+    log,
+  });
+  const admin = createDocsAdmin({
+    reader: w.docs,
+    store,
+    vault: w.vault,
+    checkKey: (projectId, apiKey) => deps.api.checkKey(projectId, apiKey, CONNECT_CHECK_MS),
+    log,
+  });
+  registerDocsAdmin(app, {
+    docs: admin,
+    publishHome: docsHomePublisher(w.docs, deps.home),
+    inflight,
     log,
   });
   registerUninstall(app, { uninstall: w.uninstall, inflight, log });

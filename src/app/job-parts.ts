@@ -83,6 +83,7 @@ function buildChatSide({ core, config, log, teardown }: Build) {
   // The App Home follows the person's jobs: every root update shown schedules a refresh.
   const home = createHomePublisher({
     client: slack.app.client,
+    workspace: core.workspaces?.home,
     store,
     agentBudget: budgets.agentFor,
     defaultProjectId: defaultProjectOf(config),

@@ -40,6 +40,8 @@ export interface HomeData {
   budgets: ProjectBudget[];
   report: ReportHeadline | undefined;
   now: number;
+  /** Distributed mode: the workspace's docs project and settings (./connect-blocks.ts). */
+  workspace?: KnownBlock[] | undefined;
 }
 
 export interface HomeView {
@@ -71,6 +73,7 @@ export function homeView(d: HomeData): HomeView {
     { type: 'divider' },
     header('Docs traffic'),
     ...reportBlocks(d.report),
+    ...(d.workspace ?? []),
     {
       type: 'context',
       elements: [mrkdwn(`Updated ${slackDate(d.now, '{date_short_pretty} at {time}')}`)],

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { App } from '@slack/bolt';
+import type { KnownBlock } from '@slack/types';
 import type { WebClient } from '@slack/web-api';
 import { z } from 'zod';
 import type { Budget } from '../api/budget.ts';
@@ -20,8 +21,11 @@ import { HOME_JOBS, type HomeJob, homeView, type ProjectBudget } from './home-bl
  * is edited far more often than its line on the Home changes).
  */
 export interface HomePublisher {
-  /** Publishes now, changed or not (the tab was opened). Never throws. */
-  publish(teamId: string, userId: string): Promise<void>;
+  /**
+   * Publishes now, changed or not (the tab was opened). Never throws. `client`: the
+   * request's own (distributed mode: authorized with its workspace's token).
+   */
+  publish(teamId: string, userId: string, client?: HomeClient): Promise<void>;
   /** Publishes soon, coalesced, if the person's view changed (one of their jobs did). */
   refresh(teamId: string, userId: string): void;
   stop(): void;
@@ -30,8 +34,17 @@ export interface HomePublisher {
 /** People whose last published view is remembered; beyond that, a refresh publishes. */
 const PUBLISHED_MAX = 5_000;
 
+type HomeClient = Pick<WebClient, 'views' | 'chat'>;
+
+/** Distributed mode: the workspace's own part of the Home, and its docs project. */
+export type WorkspaceHome = (
+  teamId: string,
+  userId: string,
+) => Promise<{ blocks: KnownBlock[]; projectId: string | undefined }>;
+
 export function createHomePublisher(deps: {
-  client: Pick<WebClient, 'views' | 'chat'>;
+  client: HomeClient;
+  workspace?: WorkspaceHome | undefined;
   store: Pick<Store, 'recentThreadsOf' | 'lastReportHeadline'>;
   /** A project's agent budget (it is per project). */
   agentBudget: (projectId: string) => Pick<Budget, 'status'>;
@@ -51,12 +64,12 @@ export function createHomePublisher(deps: {
   let chain: Promise<void> = Promise.resolve();
   let stopped = false;
 
-  async function permalink(t: JobThread): Promise<string | undefined> {
+  async function permalink(t: JobThread, client: HomeClient): Promise<string | undefined> {
     const key = `${t.channelId}:${t.threadTs}`;
     const known = permalinks.get(key);
     if (known) return known;
     try {
-      const r = await deps.client.chat.getPermalink({
+      const r = await client.chat.getPermalink({
         channel: t.channelId,
         message_ts: t.threadTs,
       });
@@ -76,26 +89,32 @@ export function createHomePublisher(deps: {
     if (published.size > PUBLISHED_MAX) published.delete(published.keys().next().value ?? '');
   }
 
-  async function publishNow(teamId: string, userId: string, opened: boolean): Promise<void> {
+  async function publishNow(
+    teamId: string,
+    userId: string,
+    opened: boolean,
+    client: HomeClient = deps.client,
+  ): Promise<void> {
     const started = performance.now();
     lastAt.set(userId, Date.now());
     try {
-      const [threads, report] = await Promise.all([
+      const [threads, report, workspace] = await Promise.all([
         deps.store.recentThreadsOf(teamId, userId, HOME_JOBS),
         deps.store.lastReportHeadline(),
+        deps.workspace?.(teamId, userId),
       ]);
       const [jobs, budgets] = await Promise.all([
         Promise.all(
           threads.map(
             async (thread): Promise<HomeJob> => ({
               thread,
-              permalink: await permalink(thread),
+              permalink: await permalink(thread, client),
             }),
           ),
         ),
-        budgetsOf(threads),
+        budgetsOf(threads, workspace?.projectId ?? deps.defaultProjectId),
       ]);
-      const data = { jobs, budgets, report };
+      const data = { jobs, budgets, report, workspace: workspace?.blocks };
       // Without its "Updated at" line, which changes every time.
       const hash = createHash('sha256')
         .update(JSON.stringify(homeView({ ...data, now: 0 })))
@@ -105,7 +124,7 @@ export function createHomePublisher(deps: {
         return;
       }
       const view = homeView({ ...data, now: Date.now() });
-      await deps.client.views.publish({ user_id: userId, view });
+      await client.views.publish({ user_id: userId, view });
       remember(userId, hash);
       const durationMs = Math.round(performance.now() - started);
       log.info({ userId, jobs: jobs.length, durationMs, opened }, 'home.published');
@@ -118,9 +137,9 @@ export function createHomePublisher(deps: {
   }
 
   /** The budgets of the projects the jobs use, most recent job's first. */
-  function budgetsOf(threads: JobThread[]): Promise<ProjectBudget[]> {
-    const ids = new Set(threads.map((t) => t.projectId ?? deps.defaultProjectId));
-    if (ids.size === 0) ids.add(deps.defaultProjectId);
+  function budgetsOf(threads: JobThread[], defaultProjectId: string): Promise<ProjectBudget[]> {
+    const ids = new Set(threads.map((t) => t.projectId ?? defaultProjectId));
+    if (ids.size === 0) ids.add(defaultProjectId);
     return Promise.all(
       [...ids].map(async (projectId) => ({
         projectId,
@@ -130,8 +149,13 @@ export function createHomePublisher(deps: {
   }
 
   /** One publish at a time, in order. */
-  function enqueue(teamId: string, userId: string, opened: boolean): Promise<void> {
-    chain = chain.then(() => (stopped ? undefined : publishNow(teamId, userId, opened)));
+  function enqueue(
+    teamId: string,
+    userId: string,
+    opened: boolean,
+    client?: HomeClient,
+  ): Promise<void> {
+    chain = chain.then(() => (stopped ? undefined : publishNow(teamId, userId, opened, client)));
     return chain;
   }
 
@@ -148,7 +172,7 @@ export function createHomePublisher(deps: {
   }
 
   return {
-    publish: (teamId, userId) => enqueue(teamId, userId, true),
+    publish: (teamId, userId, client) => enqueue(teamId, userId, true, client),
     refresh: (teamId, userId) => schedule(teamId, userId),
     stop() {
       stopped = true;
@@ -183,13 +207,13 @@ export function registerHome(
   deps: { home: HomePublisher; work: WorkQueue; log: Logger },
 ): void {
   const log = deps.log.child({ component: 'home' });
-  app.event('app_home_opened', async ({ event, body, context }) => {
+  app.event('app_home_opened', async ({ event, body, context, client }) => {
     const parsed = HomeOpened.safeParse(event);
     if (!parsed.success || parsed.data.tab !== 'home') return;
     const teamId = context.teamId ?? (body as { team_id?: string }).team_id;
     if (!teamId) return;
     const userId = parsed.data.user;
-    if (!deps.work.offer('home.publish', () => deps.home.publish(teamId, userId)))
+    if (!deps.work.offer('home.publish', () => deps.home.publish(teamId, userId, client)))
       log.warn({ userId }, 'home.busy');
   });
 }

@@ -44,7 +44,7 @@ function page(res: ServerResponse, status: number, title: string, paragraphs: st
 }
 
 const NEXT_STEP =
-  'A workspace admin (whoever installed Docs Agent, or an admin of the workspace) connects a docs project there: the project id and an admin API key from the Mintlify dashboard (API keys page). Until a project is connected, every command answers with how to connect.';
+  'Whoever installed Docs Agent (or an admin they name in its settings) connects a docs project there: the project id and an admin API key from the Mintlify dashboard (API keys page). Until a project is connected, every command answers with how to connect.';
 
 /** 200: installed in a workspace, or org-wide; next, the Home tab. */
 export function installedPage(i: InstalledWhere, res: ServerResponse, installPath: string): void {

@@ -1,8 +1,9 @@
+import type { Selectable } from 'kysely';
 import { readSettings, WorkspaceSettingsSchema } from '../workspace-settings.ts';
 import type { Engine } from './engine.ts';
-import { num } from './schema.ts';
+import { type Database, num } from './schema.ts';
 import type { WorkspaceStore } from './workspace-port.ts';
-import { orNull, workspaceColumns } from './workspace-records.ts';
+import { orNull, type StoredDocsConnection, workspaceColumns } from './workspace-records.ts';
 
 /** The columns of a connection, all null once disconnected. */
 const NO_CONNECTION = {
@@ -21,7 +22,11 @@ export function docsConnectionQueries(
   e: Engine,
 ): Pick<
   WorkspaceStore,
-  'connectDocs' | 'disconnectDocs' | 'getDocsConnection' | 'updateWorkspaceSettings'
+  | 'connectDocs'
+  | 'disconnectDocs'
+  | 'getDocsConnection'
+  | 'docsConnectionsOfTeam'
+  | 'updateWorkspaceSettings'
 > {
   const { db } = e;
   return {
@@ -61,28 +66,18 @@ export function docsConnectionQueries(
         .where('enterprise_id', '=', key.enterprise_id)
         .where('team_id', '=', key.team_id)
         .executeTakeFirst();
-      if (!r) return undefined;
-      const connected =
-        r.project_id !== null &&
-        r.sealed_key !== null &&
-        r.key_id !== null &&
-        r.connected_by !== null &&
-        r.connected_at !== null;
-      return {
-        enterpriseId: orNull(r.enterprise_id),
-        teamId: orNull(r.team_id),
-        connection: connected
-          ? {
-              projectId: r.project_id!,
-              sealedKey: r.sealed_key!,
-              keyId: r.key_id!,
-              connectedBy: r.connected_by!,
-              connectedAt: num(r.connected_at!),
-            }
-          : null,
-        settings: readSettings(r.settings),
-        updatedAt: num(r.updated_at),
-      };
+      return r && rowOf(r);
+    },
+
+    async docsConnectionsOfTeam(teamId) {
+      if (teamId === '') return [];
+      const rows = await db
+        .selectFrom('docs_connections')
+        .selectAll()
+        .where('team_id', '=', teamId)
+        .orderBy('updated_at', 'desc')
+        .execute();
+      return rows.map(rowOf);
     },
 
     async updateWorkspaceSettings(ws, settings, now) {
@@ -95,5 +90,30 @@ export function docsConnectionQueries(
         )
         .execute();
     },
+  };
+}
+
+/** A row as the store answers it: a connection only when all its columns are there. */
+function rowOf(r: Selectable<Database['docs_connections']>): StoredDocsConnection {
+  const connected =
+    r.project_id !== null &&
+    r.sealed_key !== null &&
+    r.key_id !== null &&
+    r.connected_by !== null &&
+    r.connected_at !== null;
+  return {
+    enterpriseId: orNull(r.enterprise_id),
+    teamId: orNull(r.team_id),
+    connection: connected
+      ? {
+          projectId: r.project_id!,
+          sealedKey: r.sealed_key!,
+          keyId: r.key_id!,
+          connectedBy: r.connected_by!,
+          connectedAt: num(r.connected_at!),
+        }
+      : null,
+    settings: readSettings(r.settings),
+    updatedAt: num(r.updated_at),
   };
 }

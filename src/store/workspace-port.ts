@@ -40,6 +40,11 @@ export interface WorkspaceStore {
   disconnectDocs(ws: WorkspaceKey, now: number): Promise<boolean>;
   /** The workspace's docs row (connection and settings), if it has one. */
   getDocsConnection(ws: WorkspaceKey): Promise<StoredDocsConnection | undefined>;
+  /**
+   * The docs rows of a team whatever org it is in (a team id names one workspace across
+   * Slack), newest first: for what knows a team only, such as a job thread's App Home.
+   */
+  docsConnectionsOfTeam(teamId: string): Promise<StoredDocsConnection[]>;
   /** Replaces the workspace's settings (validated), connected or not. */
   updateWorkspaceSettings(
     ws: WorkspaceKey,

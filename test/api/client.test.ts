@@ -194,6 +194,39 @@ describe('agent jobs', () => {
   });
 });
 
+describe('a key being checked (a workspace connecting its docs)', () => {
+  const OWN = 'mint_own_project_key_0042';
+
+  it('reads the project once with that key instead of the client\u2019s, spending no budget', async () => {
+    api.addProject('proj_own', OWN);
+    const spent: string[] = [];
+    const budget = { take: async (op: string) => spent.push(op) } as unknown as Budget;
+    const c = client({ apiKey: '', projectId: '', budgets: { agent: budget, analytics: budget } });
+    await c.checkKey('proj_own', OWN, 500);
+    expect(api.requests.map((r) => [r.path, r.authorization])).toEqual([
+      ['/v1/agent/proj_own/jobs', `Bearer ${OWN}`],
+    ]);
+    expect(spent).toEqual([]);
+  });
+
+  it('tells a wrong key, a key of another project and an unknown project apart, in one attempt each', async () => {
+    api.addProject('proj_own', OWN);
+    api.addProject('proj_else', 'mint_else_project_key_0042');
+    await expect(client().checkKey('proj_own', 'mint_wrong_key_00000', 500)).rejects.toThrow(
+      Unauthorized,
+    );
+    await expect(client().checkKey('proj_else', OWN, 500)).rejects.toThrow(Forbidden);
+    await expect(client().checkKey('proj_none', OWN, 500)).rejects.toThrow(NotFound);
+    api.inject('jobs', { status: 503 });
+    await expect(client().checkKey('proj_own', OWN, 500)).rejects.toThrow(Unavailable);
+    api.inject('jobs', { slowMs: 1_000 });
+    await expect(client().checkKey('proj_own', OWN, 100)).rejects.toThrow(Timeout);
+    // The one retry table is not consulted again: a person waits in a modal.
+    expect(api.requests).toHaveLength(5);
+    expect(logs.text()).not.toContain(OWN);
+  });
+});
+
 describe('stop', () => {
   const patient = { ...fastRetry, maxRetryAfterMs: 60_000 };
 

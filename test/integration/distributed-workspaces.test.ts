@@ -94,10 +94,10 @@ describe.each(engineKinds)('distributed mode: a workspace and its keys (%s)', (e
     expect((await postSigned(h.eventsUrl, SECRETS.signingSecret, { body })).status).toBe(200);
     const answer = await h.slack.waitForResponse((r) => r.id === 'click-1');
     expect(answer.body).toMatchObject({ response_type: 'ephemeral', text: NOT_CONNECTED_TEXT });
-    // The Home tab explains, where the Connect button will be.
+    // The Home tab explains, and shows the installer the Connect button.
     await eventFrom(h, FROM, homeOpened('U0A1'));
     const home = await h.slack.waitFor((c) => c.method === 'views.publish');
-    expect(JSON.stringify(home.args.view)).toContain('Connect a docs project');
+    expect(JSON.stringify(home.args.view)).toContain('"action_id":"docs_connect"');
     const answered = () => h.logLines().filter((l) => l.msg === 'docs.not_connected');
     await eventually(() => answered().length === 7, 'seven answers');
     await sleep(200);

@@ -20,7 +20,9 @@ const org = install({
   isEnterpriseInstall: true,
   sealed: 'sealed-E1',
 });
-const docs = (over: Partial<{ projectId: string; sealedKey: string; keyId: string }> = {}) => ({
+const docs = (
+  over: Partial<{ projectId: string; sealedKey: string; keyId: string; now: number }> = {},
+) => ({
   projectId: 'proj_a',
   sealedKey: 'sealed-key-a',
   keyId: 'k1',
@@ -183,6 +185,24 @@ describeEachEngine('store: docs connections and settings', (db) => {
     expect(await db.store.getDocsConnection({ teamId: 'T3' })).toBeUndefined();
   });
 
+  it("finds a team's docs rows by its team id alone, in whatever org, newest first", async () => {
+    await db.store.connectDocs({ enterpriseId: 'E1', teamId: 'T1' }, docs({ now: 3000 }));
+    await db.store.connectDocs({ teamId: 'T1' }, docs({ sealedKey: 's-T1', now: 4000 }));
+    await db.store.connectDocs({ enterpriseId: 'E1' }, docs({ sealedKey: 's-E1', now: 5000 }));
+    await db.store.updateWorkspaceSettings({ teamId: 'T2' }, { adminUsers: ['U0002'] }, 6000);
+    const t1 = await db.store.docsConnectionsOfTeam('T1');
+    expect(t1.map((r) => [r.enterpriseId, r.teamId, r.connection?.sealedKey])).toEqual([
+      [null, 'T1', 's-T1'],
+      ['E1', 'T1', 'sealed-key-a'],
+    ]);
+    expect(await db.store.docsConnectionsOfTeam('T2')).toMatchObject([
+      { teamId: 'T2', connection: null, settings: { adminUsers: ['U0002'] } },
+    ]);
+    // An org's own row (no team) is no team's.
+    expect(await db.store.docsConnectionsOfTeam('')).toEqual([]);
+    expect(await db.store.docsConnectionsOfTeam('T3')).toEqual([]);
+  });
+
   it('refuses settings that do not pass the schema, storing nothing', async () => {
     const ws = { teamId: 'T1' };
     for (const bad of [
@@ -191,7 +211,9 @@ describeEachEngine('store: docs connections and settings', (db) => {
       { timeZone: 'Mars/Olympus' },
       { allowedChannels: ['general'] },
       { allowedUsers: ['bob'] },
+      { adminUsers: ['bob'] },
       { docsBaseUrl: 'javascript:alert(1)' },
+      { docsBaseUrl: 'http://docs.acme.com' },
       { somethingElse: 1 },
     ])
       await expect(

@@ -27,8 +27,35 @@ const EventCallback = z.object({
   type: z.literal('event_callback'),
   event_id: z.string().optional(),
   team_id: z.string().optional(),
+  enterprise_id: z.string().nullish(),
+  is_enterprise_install: z.boolean().optional(),
+  authorizations: z
+    .array(
+      z.object({
+        team_id: z.string().nullish(),
+        enterprise_id: z.string().nullish(),
+        is_enterprise_install: z.boolean().optional(),
+      }),
+    )
+    .optional(),
   event: z.unknown(),
 });
+
+/** The workspace an event is for, read as Bolt's authorize reads it (its first authorization). */
+export interface EventWorkspace {
+  teamId: string | undefined;
+  enterpriseId: string | undefined;
+  isEnterpriseInstall: boolean;
+}
+
+function workspaceOf(e: z.infer<typeof EventCallback>): EventWorkspace {
+  const auth = e.authorizations?.[0];
+  return {
+    teamId: (auth?.team_id ?? undefined) || e.team_id || undefined,
+    enterpriseId: (auth ? auth.enterprise_id : e.enterprise_id) ?? undefined,
+    isEnterpriseInstall: auth?.is_enterprise_install ?? e.is_enterprise_install ?? false,
+  };
+}
 
 /**
  * A thread reply as the jobs feature sees it, and the Slack event keys it came under; undefined
@@ -38,7 +65,7 @@ function readReply(
   body: unknown,
   fallbackTeamId?: string,
   botUserId?: string,
-): { reply: Reply; eventKeys: string[] } | undefined {
+): { reply: Reply; eventKeys: string[]; workspace: EventWorkspace } | undefined {
   const envelope = EventCallback.safeParse(body);
   if (!envelope.success) return undefined;
   const parsed = ThreadReply.safeParse(envelope.data.event);
@@ -65,6 +92,7 @@ function readReply(
     // The message's own key too: a mention is also delivered as `app_mention`, and whichever
     // path claims it first handles it (src/slack/listeners/mentions.ts).
     eventKeys: [...(eventId ? [`event:${eventId}`] : []), messageKey(m.channel, m.ts)],
+    workspace: workspaceOf(envelope.data),
   };
 }
 
@@ -72,19 +100,24 @@ function readReply(
  * Runs before Bolt acknowledges an event: a reply in a job thread is recorded first, so that
  * a crash right after the ack cannot lose it (Slack does not resend what was acked). If the
  * write fails, the event is not acked and Slack delivers it again. Applies the same
- * allowlists as the access middleware (src/access.ts).
+ * allowlists as the access middleware (src/access.ts), and, in distributed mode, what
+ * authorize and the docs gate apply after it: only a workspace that is installed and has its
+ * docs connected (`served`) has its replies recorded, since a recorded reply is sent later.
  */
 export function recordThreadReplies(deps: {
   jobs: JobService;
   access?: Access;
   botUserId: () => string | undefined;
+  served?: (ws: EventWorkspace) => Promise<boolean>;
 }) {
   return async (body: unknown): Promise<void> => {
     const r = readReply(body, undefined, deps.botUserId());
+    if (!r) return;
     // Someone the allowlists leave out: never recorded, so never sent (the access
     // middleware tells them why).
-    if (r && deps.access?.isAllowed(r.reply.userId, r.reply.channelId) === false) return;
-    if (r) await deps.jobs.recordReply(r.reply, r.eventKeys);
+    if (deps.access?.isAllowed(r.reply.userId, r.reply.channelId) === false) return;
+    if (deps.served && !(await deps.served(r.workspace))) return;
+    await deps.jobs.recordReply(r.reply, r.eventKeys);
   };
 }
 
