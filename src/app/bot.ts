@@ -47,6 +47,7 @@ async function assemble(config: Config, opts: BotOptions, log: Logger, teardown:
     store: core.store,
     log,
     client: core.slack.app.client,
+    clients: core.slack,
     analytics: core.budgets.analytics,
     now: core.now,
   });
@@ -92,20 +93,26 @@ function registerSlackSide(
     now,
     ...(core.workspaces ? distributedDoctor(config, store) : {}),
   });
-  const { reports, poster, insights, insightsPoster, gapBook } = reporting;
+  const { reports, posterFor, insights, insightsPosterFor, gapBook } = reporting;
   registerListeners(slack.app, {
     ...parts,
     doctor,
     store,
     reports,
-    poster,
+    posterFor,
     log,
     inflight: core.inflight,
     timeZone: config.digest.timeZone,
-    botName: () => slack.identity()?.name,
-    insights: { insights, insightsPoster, gapBook, agentBudget: budgets.agentFor },
+    bot: (ws) => slack.botFor(ws),
+    insights: { insights, insightsPosterFor, gapBook, agentBudget: budgets.agentFor },
   });
-  slack.beforeAck(recordThreadReplies({ jobs, access, botUserId: () => slack.identity()?.userId }));
+  slack.beforeAck(
+    recordThreadReplies({
+      jobs,
+      access,
+      botUserId: async (ws) => (await slack.botFor(ws))?.userId,
+    }),
+  );
 }
 
 /**

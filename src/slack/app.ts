@@ -7,9 +7,12 @@ import {
   type Receiver,
   type ReceiverEvent,
 } from '@slack/bolt';
-import type { WebClientOptions } from '@slack/web-api';
+import type { WebClient, WebClientOptions } from '@slack/web-api';
+import { ChatError, NOT_INSTALLED } from '../chat-errors.ts';
 import type { Config } from '../config/config.ts';
+import type { BotRef } from '../invite-hint.ts';
 import { boltLogger, type Logger } from '../log.ts';
+import type { SettledWork, WorkspaceRef } from '../store/types.ts';
 import { toChatError } from './chat.ts';
 import { NotInstalled } from './installation-store.ts';
 import {
@@ -20,6 +23,7 @@ import {
   socketIntake,
 } from './intake.ts';
 import { type OAuthSetup, oauthReceiverOptions } from './oauth.ts';
+import { type ClientSource, createWorkspaceClients } from './workspace-clients.ts';
 
 /** What a GET on one of the bot's own HTTP endpoints answers, whichever server serves it. */
 export interface Answer {
@@ -47,13 +51,27 @@ export interface BotIdentity {
   name: string;
 }
 
-export interface SlackApp {
+export interface SlackApp extends Required<ClientSource> {
   app: App;
   /**
    * Known once `start()` has verified the token; undefined before, and always in
-   * distributed mode, where the bot user is each install's (`context.botUserId`).
+   * distributed mode, where the bot user is each install's (`context.botUserId`, `botFor`).
    */
   identity(): BotIdentity | undefined;
+  /**
+   * The WebClient to talk to a workspace with when no request carries one (the notifier,
+   * the App Home, reports): the app's own in single-workspace mode; in distributed mode one
+   * holding the workspace's install's bot token (./workspace-clients.ts). Rejects with a
+   * ChatError: NOT_INSTALLED for a workspace with no install (its pending work settled).
+   */
+  clientFor(ws: WorkspaceRef): Promise<WebClient>;
+  /** Slack refused the token `client` holds: distributed mode asks the installer again. */
+  refused(ws: WorkspaceRef, client: WebClient): void;
+  /**
+   * Who the bot is in a workspace: the verified identity in single-workspace mode; the
+   * install's bot user (its id, not its name) in distributed mode.
+   */
+  botFor(ws: WorkspaceRef): Promise<BotRef | undefined>;
   /**
    * Runs `hook` on every incoming request body before Bolt handles it, and so before Slack
    * is acknowledged (events are acked as soon as Bolt sees them): what it records survives a
@@ -103,6 +121,8 @@ export function createSlackApp(opts: {
   log: Logger;
   endpoints: Endpoint[];
   oauth?: OAuthSetup | undefined;
+  /** Distributed mode: settles the pending work of a team found to have no install. */
+  workspaceGone?: ((teamId: string) => Promise<SettledWork>) | undefined;
 }): SlackApp {
   const { slack, port } = opts.config;
   const logger = boltLogger(opts.log.child({ component: 'bolt' }));
@@ -131,12 +151,31 @@ export function createSlackApp(opts: {
     ignoreSelf: true,
     deferInitialization: true,
   });
+  const clients =
+    installer &&
+    createWorkspaceClients({
+      authorize: (source) => installer.authorize(source),
+      clientOptions: { ...clientOptions, logger },
+      log: opts.log,
+      gone: opts.workspaceGone,
+    });
   let started = false;
   let stopping = false;
   let identity: BotIdentity | undefined;
   return {
     app,
     identity: () => identity,
+    clientFor: async (ws) => (clients ? clients.clientFor(ws) : app.client),
+    refused: (ws, client) => clients?.refused(ws, client),
+    botFor: async (ws) => {
+      if (!clients) return identity;
+      const userId = await clients.botUserFor(ws).catch((err: unknown) => {
+        // No install: no bot there (the workspace's pending work is settled meanwhile).
+        if (err instanceof ChatError && err.code === NOT_INSTALLED) return undefined;
+        throw err;
+      });
+      return userId ? { userId } : undefined;
+    },
     beforeAck: (hook) => {
       hooks.push(hook);
     },

@@ -5,7 +5,7 @@ import { z } from 'zod';
 import type { Budget } from '../api/budget.ts';
 import type { JobChat } from '../jobs/ports.ts';
 import type { Logger } from '../log.ts';
-import type { JobThread, Store } from '../store/types.ts';
+import type { JobThread, Store, WorkspaceRef } from '../store/types.ts';
 import type { WorkQueue } from '../work-queue.ts';
 import { toChatError } from './chat.ts';
 import { HOME_JOBS, type HomeJob, homeView, type ProjectBudget } from './home-blocks.ts';
@@ -20,10 +20,13 @@ import { HOME_JOBS, type HomeJob, homeView, type ProjectBudget } from './home-bl
  * is edited far more often than its line on the Home changes).
  */
 export interface HomePublisher {
-  /** Publishes now, changed or not (the tab was opened). Never throws. */
-  publish(teamId: string, userId: string): Promise<void>;
+  /**
+   * Publishes now, changed or not (the tab was opened). Never throws. `enterpriseId`: the
+   * team's Enterprise Grid org, if any (how an org-wide install is found).
+   */
+  publish(teamId: string, userId: string, enterpriseId?: string): Promise<void>;
   /** Publishes soon, coalesced, if the person's view changed (one of their jobs did). */
-  refresh(teamId: string, userId: string): void;
+  refresh(teamId: string, userId: string, enterpriseId?: string): void;
   stop(): void;
 }
 
@@ -31,7 +34,8 @@ export interface HomePublisher {
 const PUBLISHED_MAX = 5_000;
 
 export function createHomePublisher(deps: {
-  client: Pick<WebClient, 'views' | 'chat'>;
+  /** The workspace's client (SlackApp's clientFor): each Home is published with its own token. */
+  clientFor: (ws: WorkspaceRef) => Promise<Pick<WebClient, 'views' | 'chat'>>;
   store: Pick<Store, 'recentThreadsOf' | 'lastReportHeadline'>;
   /** A project's agent budget (it is per project). */
   agentBudget: (projectId: string) => Pick<Budget, 'status'>;
@@ -51,12 +55,15 @@ export function createHomePublisher(deps: {
   let chain: Promise<void> = Promise.resolve();
   let stopped = false;
 
-  async function permalink(t: JobThread): Promise<string | undefined> {
+  async function permalink(
+    client: Pick<WebClient, 'chat'>,
+    t: JobThread,
+  ): Promise<string | undefined> {
     const key = `${t.channelId}:${t.threadTs}`;
     const known = permalinks.get(key);
     if (known) return known;
     try {
-      const r = await deps.client.chat.getPermalink({
+      const r = await client.chat.getPermalink({
         channel: t.channelId,
         message_ts: t.threadTs,
       });
@@ -76,12 +83,13 @@ export function createHomePublisher(deps: {
     if (published.size > PUBLISHED_MAX) published.delete(published.keys().next().value ?? '');
   }
 
-  async function publishNow(teamId: string, userId: string, opened: boolean): Promise<void> {
+  async function publishNow(ws: WorkspaceRef, userId: string, opened: boolean): Promise<void> {
     const started = performance.now();
     lastAt.set(userId, Date.now());
     try {
+      const client = await deps.clientFor(ws);
       const [threads, report] = await Promise.all([
-        deps.store.recentThreadsOf(teamId, userId, HOME_JOBS),
+        deps.store.recentThreadsOf(ws.teamId, userId, HOME_JOBS),
         deps.store.lastReportHeadline(),
       ]);
       const [jobs, budgets] = await Promise.all([
@@ -89,7 +97,7 @@ export function createHomePublisher(deps: {
           threads.map(
             async (thread): Promise<HomeJob> => ({
               thread,
-              permalink: await permalink(thread),
+              permalink: await permalink(client, thread),
             }),
           ),
         ),
@@ -105,7 +113,7 @@ export function createHomePublisher(deps: {
         return;
       }
       const view = homeView({ ...data, now: Date.now() });
-      await deps.client.views.publish({ user_id: userId, view });
+      await client.views.publish({ user_id: userId, view });
       remember(userId, hash);
       const durationMs = Math.round(performance.now() - started);
       log.info({ userId, jobs: jobs.length, durationMs, opened }, 'home.published');
@@ -113,7 +121,7 @@ export function createHomePublisher(deps: {
       const e = toChatError(err);
       published.delete(userId); // what the person sees is not known: the next look publishes
       log.warn({ err: e, userId, code: e.code }, 'home.publish_failed');
-      if (e.retryAfterMs !== undefined) schedule(teamId, userId, e.retryAfterMs);
+      if (e.retryAfterMs !== undefined) schedule(ws, userId, e.retryAfterMs);
     }
   }
 
@@ -130,26 +138,26 @@ export function createHomePublisher(deps: {
   }
 
   /** One publish at a time, in order. */
-  function enqueue(teamId: string, userId: string, opened: boolean): Promise<void> {
-    chain = chain.then(() => (stopped ? undefined : publishNow(teamId, userId, opened)));
+  function enqueue(ws: WorkspaceRef, userId: string, opened: boolean): Promise<void> {
+    chain = chain.then(() => (stopped ? undefined : publishNow(ws, userId, opened)));
     return chain;
   }
 
-  function schedule(teamId: string, userId: string, atLeastMs = 0): void {
+  function schedule(ws: WorkspaceRef, userId: string, atLeastMs = 0): void {
     if (stopped || timers.has(userId)) return; // coalesced into the one already coming
     const sinceLast = Date.now() - (lastAt.get(userId) ?? 0);
     const wait = Math.max(debounceMs, gapMs - sinceLast, atLeastMs);
     const timer = setTimeout(() => {
       timers.delete(userId);
-      void enqueue(teamId, userId, false);
+      void enqueue(ws, userId, false);
     }, wait);
     timer.unref();
     timers.set(userId, timer);
   }
 
   return {
-    publish: (teamId, userId) => enqueue(teamId, userId, true),
-    refresh: (teamId, userId) => schedule(teamId, userId),
+    publish: (teamId, userId, enterpriseId) => enqueue({ teamId, enterpriseId }, userId, true),
+    refresh: (teamId, userId, enterpriseId) => schedule({ teamId, enterpriseId }, userId),
     stop() {
       stopped = true;
       for (const t of timers.values()) clearTimeout(t);
@@ -167,7 +175,7 @@ export function refreshingHome(chat: JobChat, home: Pick<HomePublisher, 'refresh
     ...chat,
     async showJob(thread) {
       await chat.showJob(thread);
-      home.refresh(thread.teamId, thread.userId);
+      home.refresh(thread.teamId, thread.userId, thread.enterpriseId);
     },
   };
 }
@@ -189,7 +197,8 @@ export function registerHome(
     const teamId = context.teamId ?? (body as { team_id?: string }).team_id;
     if (!teamId) return;
     const userId = parsed.data.user;
-    if (!deps.work.offer('home.publish', () => deps.home.publish(teamId, userId)))
+    const enterpriseId = context.enterpriseId;
+    if (!deps.work.offer('home.publish', () => deps.home.publish(teamId, userId, enterpriseId)))
       log.warn({ userId }, 'home.busy');
   });
 }

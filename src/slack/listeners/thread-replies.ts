@@ -4,6 +4,7 @@ import type { Access } from '../../access.ts';
 import type { ThreadReply as Reply } from '../../jobs/follow-ups.ts';
 import type { JobService } from '../../jobs/service.ts';
 import type { Logger } from '../../log.ts';
+import type { WorkspaceRef } from '../../store/types.ts';
 import type { WorkLanes } from '../../work-queue.ts';
 import { messageKey, promptOf } from './message-start.ts';
 import { parseSubCommand } from './sub-commands.ts';
@@ -27,6 +28,7 @@ const EventCallback = z.object({
   type: z.literal('event_callback'),
   event_id: z.string().optional(),
   team_id: z.string().optional(),
+  enterprise_id: z.string().optional(),
   event: z.unknown(),
 });
 
@@ -38,7 +40,7 @@ function readReply(
   body: unknown,
   fallbackTeamId?: string,
   botUserId?: string,
-): { reply: Reply; eventKeys: string[] } | undefined {
+): { reply: Reply; eventKeys: string[]; ws: WorkspaceRef; mentions: boolean } | undefined {
   const envelope = EventCallback.safeParse(body);
   if (!envelope.success) return undefined;
   const parsed = ThreadReply.safeParse(envelope.data.event);
@@ -53,6 +55,8 @@ function readReply(
     return undefined;
   const eventId = envelope.data.event_id;
   return {
+    ws: { teamId, enterpriseId: envelope.data.enterprise_id },
+    mentions: m.text.includes('<@'),
     reply: {
       teamId,
       channelId: m.channel,
@@ -77,10 +81,14 @@ function readReply(
 export function recordThreadReplies(deps: {
   jobs: JobService;
   access?: Access;
-  botUserId: () => string | undefined;
+  /** The bot's user id in the workspace (an install's own, in distributed mode). */
+  botUserId: (ws: WorkspaceRef) => Promise<string | undefined>;
 }) {
   return async (body: unknown): Promise<void> => {
-    const r = readReply(body, undefined, deps.botUserId());
+    const plain = readReply(body);
+    if (!plain) return;
+    // Only a reply naming someone can name the bot: its workspace's bot user is looked up then.
+    const r = plain.mentions ? readReply(body, undefined, await deps.botUserId(plain.ws)) : plain;
     // Someone the allowlists leave out: never recorded, so never sent (the access
     // middleware tells them why).
     if (r && deps.access?.isAllowed(r.reply.userId, r.reply.channelId) === false) return;
