@@ -88,7 +88,6 @@ export function createWorkspaceClients(deps: WorkspaceClientsDeps): WorkspaceCli
   const ttlMs = deps.ttlMs ?? TTL_MS;
   const pool = new Map<string, Pooled>();
   const asking = new Map<string, Promise<Pooled>>();
-  const settling = new Map<string, Promise<void>>();
   const keyOf = (ws: WorkspaceRef) => `${ws.enterpriseId ?? ''}:${ws.teamId}`;
 
   function pooled(ws: WorkspaceRef): Promise<Pooled> {
@@ -154,18 +153,11 @@ export function createWorkspaceClients(deps: WorkspaceClientsDeps): WorkspaceCli
     return entry;
   }
 
-  /** The workspace's pending work settled, one log line for it; concurrent finds share it. */
-  function settle(ws: WorkspaceRef): Promise<void> {
-    const key = ws.teamId;
-    let running = settling.get(key);
-    if (!running) {
-      running = settleNow(ws).finally(() => settling.delete(key));
-      settling.set(key, running);
-    }
-    return running;
-  }
-
-  async function settleNow(ws: WorkspaceRef): Promise<void> {
+  /**
+   * The workspace's pending work settled, in one line for it. Lookups of it at once share
+   * one (`asking`); a later one finds nothing left to settle, and says so only at debug.
+   */
+  async function settle(ws: WorkspaceRef): Promise<void> {
     const ids = { teamId: ws.teamId, enterpriseId: ws.enterpriseId ?? null };
     try {
       if (!deps.gone) throw new Error('nothing settles the work of a workspace with no install');

@@ -49,9 +49,11 @@ function setUp(o: Partial<WorkspaceClientsDeps> = {}) {
     clientOptions: {},
     log: logs.log,
     now: () => t,
+    // As the store settles: what is pending the first time, nothing after.
     gone: async (teamId) => {
+      const first = !settled.includes(teamId);
       settled.push(teamId);
-      return { announcements: 2, roots: 1 };
+      return first ? { announcements: 2, roots: 1 } : { announcements: 0, roots: 0 };
     },
     ...o,
   });
@@ -139,15 +141,16 @@ describe('workspace clients (distributed mode)', () => {
     const s = setUp();
     s.tokens.set('T0A', { token: 'xoxb-a' });
     s.tokens.set('T0B', 'gone');
-    const results = await Promise.allSettled(
-      Array.from({ length: 5 }, () => s.clients.clientFor(B)),
-    );
+    // Five lookups at once, one of them naming an org: one settle, one line.
+    const lookups = [B, B, B, B, { ...B, enterpriseId: 'E0X' }];
+    const results = await Promise.allSettled(lookups.map((ws) => s.clients.clientFor(ws)));
     for (const r of results) {
       expect(r.status).toBe('rejected');
       const err = (r as PromiseRejectedResult).reason as ChatError;
       expect([err.code, err.retryable]).toEqual([NOT_INSTALLED, false]);
     }
-    expect(s.settled).toEqual(['T0B']);
+    // The four lookups of one key shared one ask; the one naming an org asked apart.
+    expect(s.settled).toEqual(['T0B', 'T0B']);
     const dropped = s.logs.lines().filter((l) => l.msg === 'slack.workspace_work_dropped');
     expect(dropped).toMatchObject([
       { teamId: 'T0B', announcements: 2, roots: 1, reason: NOT_INSTALLED },
