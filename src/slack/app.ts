@@ -151,31 +151,19 @@ export function createSlackApp(opts: {
     ignoreSelf: true,
     deferInitialization: true,
   });
-  const clients =
-    installer &&
-    createWorkspaceClients({
-      authorize: (source) => installer.authorize(source),
-      clientOptions: { ...clientOptions, logger },
-      log: opts.log,
-      gone: opts.workspaceGone,
-    });
   let started = false;
   let stopping = false;
   let identity: BotIdentity | undefined;
+  const workspaces = workspaceAccess(app, () => identity, {
+    installer,
+    clientOptions: { ...clientOptions, logger },
+    log: opts.log,
+    gone: opts.workspaceGone,
+  });
   return {
     app,
     identity: () => identity,
-    clientFor: async (ws) => (clients ? clients.clientFor(ws) : app.client),
-    refused: (ws, client) => clients?.refused(ws, client),
-    botFor: async (ws) => {
-      if (!clients) return identity;
-      const userId = await clients.botUserFor(ws).catch((err: unknown) => {
-        // No install: no bot there (the workspace's pending work is settled meanwhile).
-        if (err instanceof ChatError && err.code === NOT_INSTALLED) return undefined;
-        throw err;
-      });
-      return userId ? { userId } : undefined;
-    },
+    ...workspaces,
     beforeAck: (hook) => {
       hooks.push(hook);
     },
@@ -214,6 +202,44 @@ function intakeFor(
     return socketIntake(slack.appToken, slack.apiUrl, port, customRoutes, logger);
   const oauth = opts.oauth && oauthReceiverOptions(opts.oauth);
   return httpIntake(slack.signingSecret ?? '', port, customRoutes, logger, oauth);
+}
+
+/**
+ * How to talk to a workspace outside a request, and who the bot is there: the app's own
+ * client and verified identity with one workspace; in distributed mode the install's
+ * (./workspace-clients.ts).
+ */
+function workspaceAccess(
+  app: App,
+  identity: () => BotIdentity | undefined,
+  o: {
+    installer: InstallProvider | undefined;
+    clientOptions: WebClientOptions;
+    log: Logger;
+    gone: ((teamId: string) => Promise<SettledWork>) | undefined;
+  },
+): Pick<SlackApp, 'clientFor' | 'refused' | 'botFor'> {
+  const { installer } = o;
+  if (!installer)
+    return { clientFor: async () => app.client, refused: () => {}, botFor: async () => identity() };
+  const clients = createWorkspaceClients({
+    authorize: (source) => installer.authorize(source),
+    clientOptions: o.clientOptions,
+    log: o.log,
+    gone: o.gone,
+  });
+  return {
+    clientFor: (ws) => clients.clientFor(ws),
+    refused: (ws, client) => clients.refused(ws, client),
+    botFor: async (ws) => {
+      const userId = await clients.botUserFor(ws).catch((err: unknown) => {
+        // No install: no bot there (the workspace's pending work is settled meanwhile).
+        if (err instanceof ChatError && err.code === NOT_INSTALLED) return undefined;
+        throw err;
+      });
+      return userId ? { userId } : undefined;
+    },
+  };
 }
 
 /** Single-workspace mode: the bot token works, and who the bot is; then Bolt's own init. */
