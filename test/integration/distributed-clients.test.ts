@@ -47,6 +47,8 @@ async function start(engine: 'sqlite' | 'postgres', tokenRotation = false): Prom
 interface Where {
   team: string;
   channel: string;
+  /** Who asked for the job (their Home follows it). */
+  user: string;
   enterprise?: string;
 }
 
@@ -81,7 +83,7 @@ async function finishedJob(store: Store, w: Where, rootTs: string): Promise<stri
       enterpriseId: w.enterprise,
       channelId: w.channel,
       threadTs: rootTs,
-      userId: 'U0',
+      userId: w.user,
       prompt: 'Add a page',
     },
     now,
@@ -151,9 +153,9 @@ const refused = () =>
 /** The bot's replies in threads (the roots the tests post are top-level). */
 const threadPosts = () =>
   h.slack.callsTo('chat.postMessage').filter((c) => c.args.thread_ts !== undefined);
-const A: Where = { team: ALPHA.team, channel: 'C0A1' };
-const B: Where = { team: BETA.team, channel: 'C0B1' };
-const E: Where = { team: EAST.team, channel: 'C0G1', enterprise: GLOBEX.id };
+const A: Where = { team: ALPHA.team, channel: 'C0A1', user: 'U0A1' };
+const B: Where = { team: BETA.team, channel: 'C0B1', user: 'U0B1' };
+const E: Where = { team: EAST.team, channel: 'C0G1', user: 'W0G1', enterprise: GLOBEX.id };
 
 describe.each(engineKinds)('distributed mode: posting outside requests (%s)', (engine) => {
   it("announces and updates roots in each workspace with its own install's token, an org's team with the org's", async () => {
@@ -170,9 +172,13 @@ describe.each(engineKinds)('distributed mode: posting outside requests (%s)', (e
         keys.set(w.channel, await finishedJob(store, w, root));
       }
     });
+    // The Home of each job's requester follows its root: published in its workspace too.
     await eventually(
-      () => threadPosts().length === 3 && h.slack.callsTo('chat.update').length === 3,
-      'three announcements and three root updates',
+      () =>
+        threadPosts().length === 3 &&
+        h.slack.callsTo('chat.update').length === 3 &&
+        h.slack.callsTo('views.publish').length === 3,
+      'three announcements, three root updates, three Homes',
       10_000,
     );
     const who = (calls: typeof h.slack.calls) =>
@@ -185,6 +191,12 @@ describe.each(engineKinds)('distributed mode: posting outside requests (%s)', (e
     ];
     expect(who(threadPosts())).toEqual(expected);
     expect(who(h.slack.callsTo('chat.update'))).toEqual(expected);
+    const homes = h.slack.callsTo('views.publish').map((c) => [c.args.user_id, c.team]);
+    expect(homes.sort()).toEqual([
+      ['U0A1', 'T0A'],
+      ['U0B1', 'T0B'],
+      ['W0G1', GLOBEX.id],
+    ]);
     for (const w of [A, B, E]) {
       const replies = h.slack.thread(w.channel, roots.get(w.channel) ?? '');
       const announced = replies.map((m) => m.metadata?.event_payload.key);
