@@ -18,6 +18,7 @@ import { startNotifier } from '../src/jobs/notifier.ts';
 import type { JobChat } from '../src/jobs/ports.ts';
 import { webClientOptions } from '../src/slack/app.ts';
 import { createSlackJobChat } from '../src/slack/chat.ts';
+import { oneClient } from '../src/slack/workspace-clients.ts';
 import { openPostgresStore } from '../src/store/postgres.ts';
 import { openSqliteStore } from '../src/store/sqlite.ts';
 import type { JobThread, PollRecord, Store } from '../src/store/types.ts';
@@ -132,7 +133,8 @@ async function setUp(store: Store, chat: JobChat): Promise<Threads> {
   const thread = async (channelId: string, running: boolean) => {
     const i = n++;
     const prompt = `Document feature ${i}`;
-    const { ts } = await chat.postRoot({ channelId, userId: 'U1', prompt, marker: `m${i}` });
+    const ws = { teamId: 'T1' };
+    const { ts } = await chat.postRoot(ws, { channelId, userId: 'U1', prompt, marker: `m${i}` });
     const t = await store.createThread(
       { teamId: 'T1', channelId, threadTs: ts, userId: 'U1', prompt },
       Date.now(),
@@ -209,7 +211,7 @@ async function oneRun(store: Store, seed: number, latency: LatencyProfile): Prom
       ...webClientOptions(slack.url),
       logLevel: LogLevel.ERROR,
     });
-    const chat = createSlackJobChat(client, silentLogger());
+    const chat = createSlackJobChat(oneClient(client), silentLogger());
     const threads = await setUp(store, chat);
     const notifier = startNotifier({
       store,

@@ -12,6 +12,7 @@ import { startNotifier } from '../src/jobs/notifier.ts';
 import { type Poller, startPoller } from '../src/jobs/poller.ts';
 import { noJobMetrics } from '../src/jobs/ports.ts';
 import { createSlackJobChat } from '../src/slack/chat.ts';
+import { oneClient } from '../src/slack/workspace-clients.ts';
 import { openPostgresStore } from '../src/store/postgres.ts';
 import { openSqliteStore } from '../src/store/sqlite.ts';
 import type { Store } from '../src/store/types.ts';
@@ -97,7 +98,7 @@ serve({
     const owner = 'bench-replica';
     const notifier = startNotifier({
       store: watched,
-      chat: createSlackJobChat(slack, silent),
+      chat: createSlackJobChat(oneClient(slack), silent),
       log: silent,
       owner,
       leaseMs: s.leaseMs,

@@ -31,3 +31,11 @@ export const NOT_IN_CHANNEL_CODES: ReadonlySet<string> = new Set([
   'not_in_channel',
   'channel_not_found',
 ]);
+
+/**
+ * The workspace has no installation any more (distributed mode: uninstalled, its tokens
+ * revoked), so nothing can be posted there. The Slack side has already settled the
+ * workspace's pending announcements and root updates, and said so once for the workspace:
+ * the caller has nothing left to record or log about the item in hand.
+ */
+export const NOT_INSTALLED = 'not_installed';

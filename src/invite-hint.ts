@@ -25,19 +25,31 @@ export function kindFromChannelName(name: string | undefined): ConversationKind 
 }
 
 /**
+ * Who the bot is, as far as it is known: in single-workspace mode its user name (auth.test's
+ * `user`, unknown before start-up has verified the token) and id; in distributed mode only
+ * its user id in the workspace, from the workspace's install.
+ */
+export interface BotRef {
+  name?: string | undefined;
+  userId?: string | undefined;
+}
+
+/**
  * The answer to a post refused with not_in_channel / channel_not_found, for `what` could not
- * be done ("start a job", "post the report"). `botName` is the bot's user name as auth.test
- * gives it (`user`); unknown before start-up has verified the token.
+ * be done ("start a job", "post the report"). With the bot's name, the `/invite` to type;
+ * with only its user id, a mention of it (Slack shows its name).
  */
 export function notInChannelText(
   what: string,
   kind: ConversationKind,
-  botName: string | undefined,
+  bot: BotRef | undefined,
 ): string {
   if (kind !== 'channel')
     return `I can't post in this conversation, so I can't ${what} here. Send me a direct message, or use a channel I'm in.`;
-  const invite = botName
-    ? `Invite me with \`/invite @${botName}\``
-    : 'Invite me to this channel (`/invite` and my name)';
+  const invite = bot?.name
+    ? `Invite me with \`/invite @${bot.name}\``
+    : bot?.userId
+      ? `Invite me (<@${bot.userId}>) to this channel with \`/invite\``
+      : 'Invite me to this channel (`/invite` and my name)';
   return `I'm not a member of this channel yet, so I can't ${what} here. ${invite}, then try again.`;
 }

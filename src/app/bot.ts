@@ -47,6 +47,7 @@ async function assemble(config: Config, opts: BotOptions, log: Logger, teardown:
     store: core.store,
     log,
     client: core.slack.app.client,
+    clients: core.slack,
     analytics: core.budgets.analytics,
     now: core.now,
   });
@@ -99,24 +100,24 @@ function registerSlackSide(
     now,
     ...(core.workspaces ? distributedDoctor(config, store) : {}),
   });
-  const { reports, poster, insights, insightsPoster, gapBook } = reporting;
+  const { reports, posterFor, insights, insightsPosterFor, gapBook } = reporting;
   registerListeners(slack.app, {
     ...parts,
     doctor,
     store,
     reports,
-    poster,
+    posterFor,
     log,
     inflight: core.inflight,
     timeZone: config.digest.timeZone,
-    botName: () => slack.identity()?.name,
-    insights: { insights, insightsPoster, gapBook, agentBudget: budgets.agentFor },
+    bot: (ws) => slack.botFor(ws),
+    insights: { insights, insightsPosterFor, gapBook, agentBudget: budgets.agentFor },
   });
   slack.beforeAck(
     recordThreadReplies({
       jobs,
       access,
-      botUserId: () => slack.identity()?.userId,
+      botUserId: async (ws) => (await slack.botFor(ws))?.userId,
       // Before Bolt's authorize and the docs gate: only a workspace installed and connected.
       ...(workspaces ? { served: workspaces.docs.served } : {}),
     }),

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import { ApiClient } from '../api/client.ts';
+import { NOT_INSTALLED } from '../chat-errors.ts';
 import { startDatabaseClock } from '../clock.ts';
 import type { Config } from '../config/config.ts';
 import { envWorkspace } from '../config/distribution.ts';
@@ -71,6 +72,7 @@ export async function openCore(
     liveness,
     accepting: () => accepting,
     oauth: workspaces?.oauth,
+    now: clock.now,
   });
   // Closed late, so that the probes answer (not ready) while everything else stops; a
   // client that keeps a connection open gets at most half of what is left of the deadline.
@@ -151,12 +153,15 @@ function createSlack(deps: {
   accepting: () => boolean;
   liveness: Liveness;
   oauth: OAuthSetup | undefined;
+  now: () => number;
 }): SlackApp {
   const { config, log, store, metrics } = deps;
   const slack: SlackApp = createSlackApp({
     config,
     log,
     oauth: deps.oauth,
+    // A team found to have no install: what it still had to post is settled, not retried.
+    workspaceGone: (teamId) => store.settleWorkspaceWork(teamId, NOT_INSTALLED, deps.now()),
     endpoints: [
       ...probeEndpoints({
         mode: config.slack.mode,

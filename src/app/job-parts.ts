@@ -82,7 +82,7 @@ function buildChatSide({ core, config, log, teardown }: Build) {
   const { store, slack, budgets, api } = core;
   // The App Home follows the person's jobs: every root update shown schedules a refresh.
   const home = createHomePublisher({
-    client: slack.app.client,
+    clientFor: (ws) => slack.clientFor(ws),
     workspace: core.workspaces?.home,
     store,
     agentBudget: budgets.agentFor,
@@ -90,7 +90,8 @@ function buildChatSide({ core, config, log, teardown }: Build) {
     log,
   });
   teardown.add('home', () => home.stop());
-  const chat = refreshingHome(createSlackJobChat(slack.app.client, log, core.metrics), home);
+  // Each workspace's posts with its own client (its install's token in distributed mode).
+  const chat = refreshingHome(createSlackJobChat(slack, log, core.metrics), home);
   const projects = createProjects({
     store,
     defaultProjectId: defaultProjectOf(config),
@@ -138,7 +139,7 @@ function startJobs(b: Build, chat: JobChat, projects: Projects) {
     now,
     poll: { intervalMs: config.poll.intervalMs },
     leaseMs: config.leaseMs,
-    botName: () => slack.identity()?.name,
+    bot: (ws) => slack.botFor(ws),
     pacer: schedulerPacer(scheduler, log),
     // A start waiting for its channel's turn holds no lane slot; its create takes one.
     track: (rest) => inflight.track(rest),

@@ -14,7 +14,8 @@ import { keepingHeadlines } from '../reports/headline.ts';
 import { createReportService } from '../reports/service.ts';
 import { createSlackInsightsPoster } from '../slack/insights-poster.ts';
 import { createSlackReportPoster } from '../slack/report-poster.ts';
-import type { Store } from '../store/types.ts';
+import type { ClientSource } from '../slack/workspace-clients.ts';
+import type { Store, WorkspaceRef } from '../store/types.ts';
 
 /**
  * The reports side of the composition root: the traffic and insights services, their Slack
@@ -25,7 +26,10 @@ export function createReporting(deps: {
   api: ApiClient;
   store: Store;
   log: Logger;
+  /** The digest's client: the app's own (the digest runs in single-workspace mode only). */
   client: WebClient;
+  /** A workspace's own client, for the reports its people ask for. */
+  clients: ClientSource;
   /** The shared analytics budget: insights plan their requests within what it has left. */
   analytics: Pick<Budget, 'remaining' | 'status'>;
   /** The database's clock (src/clock.ts): digest claims are judged on it. */
@@ -38,9 +42,11 @@ export function createReporting(deps: {
     store,
     log,
   );
-  const poster = createSlackReportPoster(deps.client, log.child({ component: 'report-poster' }), {
-    docsBaseUrl,
-  });
+  const posterLog = log.child({ component: 'report-poster' });
+  const poster = createSlackReportPoster(deps.client, posterLog, { docsBaseUrl });
+  /** The poster for a workspace's channels, with its client (its install's token). */
+  const posterFor = async (ws: WorkspaceRef) =>
+    createSlackReportPoster(await deps.clients.clientFor(ws), posterLog, { docsBaseUrl });
   // A team's embeddings endpoint, if set: questions grouped by meaning too, vectors cached.
   const endpoint = config.insights.embeddings;
   const embedder = endpoint && embeddingsClient(endpoint, log);
@@ -61,11 +67,11 @@ export function createReporting(deps: {
     log,
     now: deps.now,
   });
-  const insightsPoster = createSlackInsightsPoster(
-    deps.client,
-    log.child({ component: 'insights-poster' }),
-    { docsBaseUrl, drafts: true },
-  );
+  const insightsLog = log.child({ component: 'insights-poster' });
+  const insightsView = { docsBaseUrl, drafts: true };
+  const insightsPoster = createSlackInsightsPoster(deps.client, insightsLog, insightsView);
+  const insightsPosterFor = async (ws: WorkspaceRef) =>
+    createSlackInsightsPoster(await deps.clients.clientFor(ws), insightsLog, insightsView);
 
   /** The weekly digest in DIGEST_CHANNEL, if it is set; returns its stop. */
   function startWeeklyDigest(
@@ -116,9 +122,9 @@ export function createReporting(deps: {
 
   return {
     reports,
-    poster,
+    posterFor,
     insights,
-    insightsPoster,
+    insightsPosterFor,
     gapBook,
     startWeeklyDigest,
     stop: () => embedder?.stop(),

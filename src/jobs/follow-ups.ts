@@ -110,7 +110,7 @@ export function createFollowUps(deps: FollowUpDeps) {
 
   async function send(thread: JobThread, f: FollowUp): Promise<FollowUpOutcome> {
     const tell = (text: string) =>
-      chat.tellUser({
+      chat.tellUser(thread, {
         channelId: thread.channelId,
         userId: f.userId,
         threadTs: thread.threadTs,
@@ -168,7 +168,7 @@ export function createFollowUps(deps: FollowUpDeps) {
     try {
       // A reply gets a reaction; a follow-up sent from the form has no message to react to,
       // so its author is told in the thread instead.
-      if (f.replyTs) await chat.acknowledgeReply(thread.channelId, f.replyTs);
+      if (f.replyTs) await chat.acknowledgeReply(thread, thread.channelId, f.replyTs);
       else
         await tell(`:eyes: I sent your follow-up to the agent: "${escapeMrkdwn(excerpt(f.text))}"`);
     } catch (err) {
@@ -185,7 +185,7 @@ export function createFollowUps(deps: FollowUpDeps) {
     if (err instanceof ApiError && err.applied === 'no') {
       // Provably not sent: only the author needs to know, with what to do about it.
       await store.moveFollowUp(f.id, ['sending'], 'refused', now());
-      await chat.tellUser({
+      await chat.tellUser(thread, {
         channelId: thread.channelId,
         userId: f.userId,
         threadTs: thread.threadTs,

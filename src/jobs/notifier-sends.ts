@@ -1,4 +1,4 @@
-import { ChatError } from '../chat-errors.ts';
+import { ChatError, NOT_INSTALLED } from '../chat-errors.ts';
 import type { Logger } from '../log.ts';
 import type { OutboxItem, Store } from '../store/types.ts';
 import type { NotifierMethod } from './channel-queues.ts';
@@ -69,6 +69,11 @@ export async function announce(c: SendContext, item: OutboxItem): Promise<boolea
       c.later(err, calling, delay, item.channelId);
       metrics.announcement('retried');
       log.warn({ ...ids, err, retryInMs: delay }, 'announce.deferred');
+    } else if (isNotInstalled(err)) {
+      // The workspace has no install: the chat side settled this item with the rest of the
+      // workspace's, and said so in one line for the workspace.
+      metrics.announcement('dropped');
+      log.debug(ids, 'announce.not_installed');
     } else {
       // Slack refused for good (channel archived, bot removed): give up loudly.
       await fenced(store.markAnnouncementSent(item.id, attempt, now()));
@@ -99,7 +104,10 @@ export async function showRoot(c: SendContext, threadId: number): Promise<boolea
     await store.markRootShown(thread.id, thread.rootVersion, c.owner);
     log.debug({ threadId: thread.id, status: thread.status }, 'root.updated');
   } catch (err) {
-    if (err instanceof ChatError && err.retryable) {
+    if (isNotInstalled(err)) {
+      // Settled by the chat side with the workspace's other roots, in one line for them all.
+      log.debug({ threadId: thread.id }, 'root.not_installed');
+    } else if (err instanceof ChatError && err.retryable) {
       const delay = err.retryAfterMs ?? 5_000;
       // Keeping the lease until then is the back-off: no replica asks sooner.
       await store.deferRootUpdate(thread.id, c.owner, now() + delay);
@@ -112,4 +120,9 @@ export async function showRoot(c: SendContext, threadId: number): Promise<boolea
     }
   }
   return true;
+}
+
+/** Settled already by the chat side (src/chat-errors.ts, NOT_INSTALLED). */
+function isNotInstalled(err: unknown): boolean {
+  return err instanceof ChatError && err.code === NOT_INSTALLED && !err.retryable;
 }

@@ -181,6 +181,7 @@ export async function resumePendingCommands(deps: ResumeDeps, log: Logger): Prom
 function toRequest(c: PendingCommand): StartRequest {
   return {
     teamId: c.teamId,
+    enterpriseId: c.enterpriseId ?? undefined,
     channelId: c.channelId,
     userId: c.userId,
     prompt: c.text,

@@ -1,8 +1,10 @@
-import type { Announcement, JobOrigin, JobThread } from '../store/types.ts';
+import type { Announcement, JobOrigin, JobThread, WorkspaceRef } from '../store/types.ts';
 
 /**
  * What the jobs feature needs from the chat side, in its own words. The Slack
- * implementation lives in `src/slack/`; tests of this feature use a fake of it.
+ * implementation lives in `src/slack/`; tests of this feature use a fake of it. Every call
+ * names the workspace it is for (a thread is one: its team and org), so that the chat side
+ * talks to each workspace with its own install's token.
  */
 export interface JobChat {
   /**
@@ -10,20 +12,24 @@ export interface JobChat {
    * it can be found again if the bot dies before it records the message's ts. With
    * `threadTs`, it is posted as a reply in that existing thread (a mention).
    */
-  postRoot(req: {
-    channelId: string;
-    userId: string;
-    prompt: string;
-    marker: string;
-    threadTs?: string;
-    contextMessages?: number;
-    origin?: JobOrigin;
-  }): Promise<{ ts: string }>;
+  postRoot(
+    ws: WorkspaceRef,
+    req: {
+      channelId: string;
+      userId: string;
+      prompt: string;
+      marker: string;
+      threadTs?: string;
+      contextMessages?: number;
+      origin?: JobOrigin;
+    },
+  ): Promise<{ ts: string }>;
   /**
    * The ts of the root message tagged with `marker`, posted since `sinceMs`; null if none.
    * Looked for among the channel's top-level messages, or inside thread `threadTs` when given.
    */
   findRoot(
+    ws: WorkspaceRef,
     channelId: string,
     marker: string,
     sinceMs: number,
@@ -42,14 +48,17 @@ export interface JobChat {
   /** Whether the thread already holds a reply tagged with this key (crash recovery). */
   hasAnnounced(thread: JobThread, key: string): Promise<boolean>;
   /** Marks a thread reply as handed to the agent (a reaction). */
-  acknowledgeReply(channelId: string, ts: string): Promise<void>;
+  acknowledgeReply(ws: WorkspaceRef, channelId: string, ts: string): Promise<void>;
   /** A message only this user sees, in the thread when given. */
-  tellUser(req: {
-    channelId: string;
-    userId: string;
-    text: string;
-    threadTs?: string;
-  }): Promise<void>;
+  tellUser(
+    ws: WorkspaceRef,
+    req: {
+      channelId: string;
+      userId: string;
+      text: string;
+      threadTs?: string;
+    },
+  ): Promise<void>;
 }
 
 /** What became of a thread reply: 'uncertain' when it may or may not have reached the job. */

@@ -97,6 +97,7 @@ export async function interruptedStarts(deps: RecoveryDeps, log: Logger): Promis
     const inThread = t.rootTs !== t.threadTs;
     const since = t.createdAt - 60_000;
     const ts = await deps.chat.findRoot(
+      t,
       t.channelId,
       marker,
       since,

@@ -1,5 +1,10 @@
 import { ChatError, NOT_IN_CHANNEL_CODES } from '../chat-errors.ts';
-import { type ConversationKind, conversationKind, notInChannelText } from '../invite-hint.ts';
+import {
+  type BotRef,
+  type ConversationKind,
+  conversationKind,
+  notInChannelText,
+} from '../invite-hint.ts';
 import type { Logger } from '../log.ts';
 import {
   type CommandRef,
@@ -7,10 +12,16 @@ import {
   type JobOrigin,
   type JobThread,
   type Store,
+  type WorkspaceRef,
 } from '../store/types.ts';
 
-export interface StartRequest {
+export interface StartRequest extends WorkspaceRef {
   teamId: string;
+  /**
+   * The team's Enterprise Grid org (undefined: none): a job's later posts find the install
+   * by it. Named by every start, so that none forgets it.
+   */
+  enterpriseId: string | undefined;
   channelId: string;
   userId: string;
   prompt: string;
@@ -54,7 +65,8 @@ export function rootSteps(deps: {
   store: Store;
   log: Logger;
   now: () => number;
-  botName?: (() => string | undefined) | undefined;
+  /** Who the bot is in a workspace, for the "invite me" hint. */
+  bot?: ((ws: WorkspaceRef) => Promise<BotRef | undefined>) | undefined;
 }) {
   const { store, log, now } = deps;
   /** The thread, recorded under a placeholder ts; undefined (the requester told) if not. */
@@ -70,6 +82,7 @@ export function rootSteps(deps: {
       .createThread(
         {
           teamId,
+          enterpriseId: req.enterpriseId,
           channelId,
           userId,
           prompt,
@@ -133,7 +146,7 @@ export function rootSteps(deps: {
         ? notInChannelText(
             'start a job',
             conversationKind(req.channelId, req.conversation),
-            deps.botName?.(),
+            await deps.bot?.(req).catch(() => undefined),
           )
         : `I couldn't post in this channel (${code}), so I didn't start a job. Please try again.`,
     );

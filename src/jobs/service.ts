@@ -3,9 +3,10 @@ import type { Budget, BudgetSlot } from '../api/budget.ts';
 import type { ApiClient } from '../api/client.ts';
 import { ApiError, BudgetExhausted } from '../api/errors.ts';
 import type { Job } from '../api/schemas.ts';
+import type { BotRef } from '../invite-hint.ts';
 import type { Logger } from '../log.ts';
 import type { Projects } from '../projects.ts';
-import type { JobThread, Store } from '../store/types.ts';
+import type { JobThread, Store, WorkspaceRef } from '../store/types.ts';
 import { withDeadline } from './deadline.ts';
 import { budgetSpentText, describeFailure, startRetry } from './failures.ts';
 import { createFollowUps } from './follow-ups.ts';
@@ -49,8 +50,8 @@ export interface JobServiceDeps {
   run?: (name: string, task: () => Promise<unknown>) => boolean;
   metrics?: JobMetrics;
   now?: () => number;
-  /** The bot's user name (auth.test `user`), for the "invite me" hint; unknown before start. */
-  botName?: () => string | undefined;
+  /** Who the bot is in a workspace (its name, or its user id), for the "invite me" hint. */
+  bot?: (ws: WorkspaceRef) => Promise<BotRef | undefined>;
 }
 
 /** Starting jobs and following up on them. Knows nothing of Bolt. */
@@ -176,7 +177,7 @@ export function createJobService(deps: JobServiceDeps) {
         async () => {
           thread ??= await recordThread(req, projectId, marker, reply);
           if (!thread) return undefined;
-          const posted = await chat.postRoot({
+          const posted = await chat.postRoot(req, {
             channelId,
             userId,
             prompt,

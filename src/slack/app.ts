@@ -7,9 +7,12 @@ import {
   type Receiver,
   type ReceiverEvent,
 } from '@slack/bolt';
-import type { WebClientOptions } from '@slack/web-api';
+import type { WebClient, WebClientOptions } from '@slack/web-api';
+import { ChatError, NOT_INSTALLED } from '../chat-errors.ts';
 import type { Config } from '../config/config.ts';
+import type { BotRef } from '../invite-hint.ts';
 import { boltLogger, type Logger } from '../log.ts';
+import type { SettledWork, WorkspaceRef } from '../store/types.ts';
 import { toChatError } from './chat.ts';
 import { NotInstalled } from './installation-store.ts';
 import {
@@ -20,6 +23,7 @@ import {
   socketIntake,
 } from './intake.ts';
 import { type OAuthSetup, oauthReceiverOptions } from './oauth.ts';
+import { type ClientSource, createWorkspaceClients } from './workspace-clients.ts';
 
 /** What a GET on one of the bot's own HTTP endpoints answers, whichever server serves it. */
 export interface Answer {
@@ -47,13 +51,27 @@ export interface BotIdentity {
   name: string;
 }
 
-export interface SlackApp {
+export interface SlackApp extends Required<ClientSource> {
   app: App;
   /**
    * Known once `start()` has verified the token; undefined before, and always in
-   * distributed mode, where the bot user is each install's (`context.botUserId`).
+   * distributed mode, where the bot user is each install's (`context.botUserId`, `botFor`).
    */
   identity(): BotIdentity | undefined;
+  /**
+   * The WebClient to talk to a workspace with when no request carries one (the notifier,
+   * the App Home, reports): the app's own in single-workspace mode; in distributed mode one
+   * holding the workspace's install's bot token (./workspace-clients.ts). Rejects with a
+   * ChatError: NOT_INSTALLED for a workspace with no install (its pending work settled).
+   */
+  clientFor(ws: WorkspaceRef): Promise<WebClient>;
+  /** Slack refused the token `client` holds: distributed mode asks the installer again. */
+  refused(ws: WorkspaceRef, client: WebClient): void;
+  /**
+   * Who the bot is in a workspace: the verified identity in single-workspace mode; the
+   * install's bot user (its id, not its name) in distributed mode.
+   */
+  botFor(ws: WorkspaceRef): Promise<BotRef | undefined>;
   /**
    * Runs `hook` on every incoming request body before Bolt handles it, and so before Slack
    * is acknowledged (events are acked as soon as Bolt sees them): what it records survives a
@@ -103,6 +121,8 @@ export function createSlackApp(opts: {
   log: Logger;
   endpoints: Endpoint[];
   oauth?: OAuthSetup | undefined;
+  /** Distributed mode: settles the pending work of a team found to have no install. */
+  workspaceGone?: ((teamId: string) => Promise<SettledWork>) | undefined;
 }): SlackApp {
   const { slack, port } = opts.config;
   const logger = boltLogger(opts.log.child({ component: 'bolt' }));
@@ -134,9 +154,16 @@ export function createSlackApp(opts: {
   let started = false;
   let stopping = false;
   let identity: BotIdentity | undefined;
+  const workspaces = workspaceAccess(app, () => identity, {
+    installer,
+    clientOptions: { ...clientOptions, logger },
+    log: opts.log,
+    gone: opts.workspaceGone,
+  });
   return {
     app,
     identity: () => identity,
+    ...workspaces,
     beforeAck: (hook) => {
       hooks.push(hook);
     },
@@ -175,6 +202,44 @@ function intakeFor(
     return socketIntake(slack.appToken, slack.apiUrl, port, customRoutes, logger);
   const oauth = opts.oauth && oauthReceiverOptions(opts.oauth);
   return httpIntake(slack.signingSecret ?? '', port, customRoutes, logger, oauth);
+}
+
+/**
+ * How to talk to a workspace outside a request, and who the bot is there: the app's own
+ * client and verified identity with one workspace; in distributed mode the install's
+ * (./workspace-clients.ts).
+ */
+function workspaceAccess(
+  app: App,
+  identity: () => BotIdentity | undefined,
+  o: {
+    installer: InstallProvider | undefined;
+    clientOptions: WebClientOptions;
+    log: Logger;
+    gone: ((teamId: string) => Promise<SettledWork>) | undefined;
+  },
+): Pick<SlackApp, 'clientFor' | 'refused' | 'botFor'> {
+  const { installer } = o;
+  if (!installer)
+    return { clientFor: async () => app.client, refused: () => {}, botFor: async () => identity() };
+  const clients = createWorkspaceClients({
+    authorize: (source) => installer.authorize(source),
+    clientOptions: o.clientOptions,
+    log: o.log,
+    gone: o.gone,
+  });
+  return {
+    clientFor: (ws) => clients.clientFor(ws),
+    refused: (ws, client) => clients.refused(ws, client),
+    botFor: async (ws) => {
+      const userId = await clients.botUserFor(ws).catch((err: unknown) => {
+        // No install: no bot there (the workspace's pending work is settled meanwhile).
+        if (err instanceof ChatError && err.code === NOT_INSTALLED) return undefined;
+        throw err;
+      });
+      return userId ? { userId } : undefined;
+    },
+  };
 }
 
 /** Single-workspace mode: the bot token works, and who the bot is; then Bolt's own init. */

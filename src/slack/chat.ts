@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { ChatError } from '../chat-errors.ts';
 import type { JobChat } from '../jobs/ports.ts';
 import type { Logger } from '../log.ts';
-import type { Announcement, JobThread } from '../store/types.ts';
+import type { Announcement, JobThread, WorkspaceRef } from '../store/types.ts';
 import { statusReaction } from './action-blocks.ts';
 import {
   ANNOUNCEMENT_EVENT,
@@ -12,6 +12,7 @@ import {
   ROOT_EVENT,
   rootMessage,
 } from './blocks.ts';
+import { type ClientSource, TOKEN_REFUSALS } from './workspace-clients.ts';
 
 /** A Slack answer that means the call's work is done already (a reaction there, or gone). */
 async function tolerate(code: string, fn: () => Promise<unknown>): Promise<void> {
@@ -39,6 +40,8 @@ const AnnouncementMetadata = z.object({
  * retrying (bad channel, bad blocks, revoked token, …), so it is not retried forever.
  */
 const TRANSIENT = new Set([
+  // A rotating token past its time: the next attempt asks the installer, which refreshes it.
+  'token_expired',
   'ratelimited',
   'rate_limited', // chat.postMessage: too many messages posted
   'internal_error',
@@ -50,6 +53,8 @@ const TRANSIENT = new Set([
 
 /** Maps the Slack SDK's errors onto ours, once, for every call below. */
 export function toChatError(err: unknown): ChatError {
+  // Ours already (a workspace with no install, an install that could not be read).
+  if (err instanceof ChatError) return err;
   const e = err as {
     code?: string;
     data?: { error?: string };
@@ -104,28 +109,40 @@ export async function anyMessage<M extends { ts?: string; metadata?: unknown }>(
   return undefined;
 }
 
-/** The jobs feature's chat port, spoken in Slack Web API calls. */
+/**
+ * The jobs feature's chat port, spoken in Slack Web API calls, each with the client of the
+ * workspace it is for (`clients`: SlackApp's clientFor, or one client for every workspace).
+ */
 export function createSlackJobChat(
-  client: WebClient,
+  clients: ClientSource,
   log: Logger,
   metrics?: SlackMetrics,
 ): JobChat {
   const chatLog = log.child({ component: 'slack-chat' });
   const parts = (m: Message) => ({ text: m.text, blocks: m.blocks });
 
-  /** Every call goes through here: SDK errors become ChatErrors, counted by method. */
-  async function call<T>(method: string, fn: () => Promise<T>): Promise<T> {
+  /**
+   * Every call goes through here: the workspace's client first, then the call; SDK errors
+   * become ChatErrors, counted by method. A token Slack refused is not used again.
+   */
+  async function call<T>(
+    ws: WorkspaceRef,
+    method: string,
+    fn: (client: WebClient) => Promise<T>,
+  ): Promise<T> {
+    const client = await clients.clientFor(ws);
     try {
-      return await fn();
+      return await fn(client);
     } catch (err) {
       const e = toChatError(err);
+      if (TOKEN_REFUSALS.has(e.code)) clients.refused?.(ws, client);
       metrics?.slackError(method, e.code);
       throw e;
     }
   }
 
   return {
-    async postRoot({ channelId, userId, prompt, marker, threadTs, contextMessages, origin }) {
+    async postRoot(ws, { channelId, userId, prompt, marker, threadTs, contextMessages, origin }) {
       const msg = rootMessage({
         contextMessages: contextMessages ?? null,
         origin: origin ?? null,
@@ -139,7 +156,7 @@ export function createSlackJobChat(
         prLink: null,
         error: null,
       });
-      const res = await call('chat.postMessage', () =>
+      const res = await call(ws, 'chat.postMessage', (client) =>
         client.chat.postMessage({
           channel: channelId,
           ...(threadTs ? { thread_ts: threadTs } : {}),
@@ -152,17 +169,17 @@ export function createSlackJobChat(
       return { ts: res.ts };
     },
 
-    async findRoot(channelId: string, marker: string, sinceMs: number, threadTs?: string) {
+    async findRoot(ws, channelId, marker, sinceMs, threadTs) {
       const oldest = String(sinceMs / 1000);
       const page = (cursor: string | undefined) => {
         const paging = { include_all_metadata: true, limit: 200, ...(cursor ? { cursor } : {}) };
         // A root posted inside a thread (a mention) is not in the channel's history: only
         // conversations.replies lists it.
         return threadTs
-          ? call('conversations.replies', () =>
+          ? call(ws, 'conversations.replies', (client) =>
               client.conversations.replies({ channel: channelId, ts: threadTs, ...paging }),
             )
-          : call('conversations.history', () =>
+          : call(ws, 'conversations.history', (client) =>
               client.conversations.history({ channel: channelId, oldest, ...paging }),
             );
       };
@@ -174,7 +191,7 @@ export function createSlackJobChat(
     },
 
     async showJob(thread: JobThread) {
-      await call('chat.update', () =>
+      await call(thread, 'chat.update', (client) =>
         client.chat.update({
           channel: thread.channelId,
           ts: thread.rootTs,
@@ -197,17 +214,19 @@ export function createSlackJobChat(
       const at = { channel: thread.channelId, timestamp: thread.threadTs };
       // Added first: if the removal fails, the root shows both for a moment, never neither.
       await tolerate('already_reacted', () =>
-        call('reactions.add', () => client.reactions.add({ ...at, name: want })),
+        call(thread, 'reactions.add', (client) => client.reactions.add({ ...at, name: want })),
       );
       if (had)
         await tolerate('no_reaction', () =>
-          call('reactions.remove', () => client.reactions.remove({ ...at, name: had })),
+          call(thread, 'reactions.remove', (client) =>
+            client.reactions.remove({ ...at, name: had }),
+          ),
         );
       return want;
     },
 
     async announce(thread: JobThread, a: Announcement) {
-      await call('chat.postMessage', () =>
+      await call(thread, 'chat.postMessage', (client) =>
         client.chat.postMessage({
           channel: thread.channelId,
           thread_ts: thread.threadTs,
@@ -224,7 +243,7 @@ export function createSlackJobChat(
     hasAnnounced(thread: JobThread, key: string) {
       return anyMessage(
         (cursor) =>
-          call('conversations.replies', () =>
+          call(thread, 'conversations.replies', (client) =>
             client.conversations.replies({
               channel: thread.channelId,
               ts: thread.threadTs,
@@ -240,20 +259,17 @@ export function createSlackJobChat(
       ).then((found) => found !== undefined);
     },
 
-    async acknowledgeReply(channelId: string, ts: string) {
-      try {
-        await call('reactions.add', () =>
+    async acknowledgeReply(ws, channelId, ts) {
+      await tolerate('already_reacted', () =>
+        call(ws, 'reactions.add', (client) =>
           client.reactions.add({ channel: channelId, timestamp: ts, name: 'eyes' }),
-        );
-      } catch (err) {
-        if (err instanceof ChatError && err.code === 'already_reacted') return;
-        throw err;
-      }
+        ),
+      );
     },
 
-    async tellUser({ channelId, userId, text, threadTs }) {
+    async tellUser(ws, { channelId, userId, text, threadTs }) {
       try {
-        await call('chat.postEphemeral', () =>
+        await call(ws, 'chat.postEphemeral', (client) =>
           client.chat.postEphemeral({
             channel: channelId,
             user: userId,

@@ -29,7 +29,7 @@ export function docsHomePublisher(reader: Pick<DocsReader, 'state'>, home: HomeP
   return async (ws: WorkspaceRef, userId: string, client: WebClient): Promise<void> => {
     const state = await reader.state(ws);
     if (state.connection && ws.teamId) {
-      await home.publish(ws.teamId, userId, client);
+      await home.publish(ws.teamId, userId, ws.enterpriseId ?? undefined);
       return;
     }
     await client.views.publish({ user_id: userId, view: notConnectedHome(state, userId) });

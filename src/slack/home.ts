@@ -6,7 +6,7 @@ import { z } from 'zod';
 import type { Budget } from '../api/budget.ts';
 import type { JobChat } from '../jobs/ports.ts';
 import type { Logger } from '../log.ts';
-import type { JobThread, Store } from '../store/types.ts';
+import type { JobThread, Store, WorkspaceRef } from '../store/types.ts';
 import type { WorkQueue } from '../work-queue.ts';
 import { toChatError } from './chat.ts';
 import { HOME_JOBS, type HomeJob, homeView, type ProjectBudget } from './home-blocks.ts';
@@ -22,19 +22,14 @@ import { HOME_JOBS, type HomeJob, homeView, type ProjectBudget } from './home-bl
  */
 export interface HomePublisher {
   /**
-   * Publishes now, changed or not (the tab was opened). Never throws. `client`: the
-   * request's own (distributed mode: authorized with its workspace's token).
+   * Publishes now, changed or not (the tab was opened). Never throws. `enterpriseId`: the
+   * team's Enterprise Grid org, if any (how an org-wide install is found).
    */
-  publish(teamId: string, userId: string, client?: HomeClient): Promise<void>;
+  publish(teamId: string, userId: string, enterpriseId?: string): Promise<void>;
   /** Publishes soon, coalesced, if the person's view changed (one of their jobs did). */
-  refresh(teamId: string, userId: string): void;
+  refresh(teamId: string, userId: string, enterpriseId?: string): void;
   stop(): void;
 }
-
-/** People whose last published view is remembered; beyond that, a refresh publishes. */
-const PUBLISHED_MAX = 5_000;
-
-type HomeClient = Pick<WebClient, 'views' | 'chat'>;
 
 /** Distributed mode: the workspace's own part of the Home, and its docs project. */
 export type WorkspaceHome = (
@@ -42,8 +37,12 @@ export type WorkspaceHome = (
   userId: string,
 ) => Promise<{ blocks: KnownBlock[]; projectId: string | undefined }>;
 
+/** People whose last published view is remembered; beyond that, a refresh publishes. */
+const PUBLISHED_MAX = 5_000;
+
 export function createHomePublisher(deps: {
-  client: HomeClient;
+  /** The workspace's client (SlackApp's clientFor): each Home is published with its own token. */
+  clientFor: (ws: WorkspaceRef) => Promise<Pick<WebClient, 'views' | 'chat'>>;
   workspace?: WorkspaceHome | undefined;
   store: Pick<Store, 'recentThreadsOf' | 'lastReportHeadline'>;
   /** A project's agent budget (it is per project). */
@@ -64,7 +63,10 @@ export function createHomePublisher(deps: {
   let chain: Promise<void> = Promise.resolve();
   let stopped = false;
 
-  async function permalink(t: JobThread, client: HomeClient): Promise<string | undefined> {
+  async function permalink(
+    client: Pick<WebClient, 'chat'>,
+    t: JobThread,
+  ): Promise<string | undefined> {
     const key = `${t.channelId}:${t.threadTs}`;
     const known = permalinks.get(key);
     if (known) return known;
@@ -89,26 +91,22 @@ export function createHomePublisher(deps: {
     if (published.size > PUBLISHED_MAX) published.delete(published.keys().next().value ?? '');
   }
 
-  async function publishNow(
-    teamId: string,
-    userId: string,
-    opened: boolean,
-    client: HomeClient = deps.client,
-  ): Promise<void> {
+  async function publishNow(ws: WorkspaceRef, userId: string, opened: boolean): Promise<void> {
     const started = performance.now();
     lastAt.set(userId, Date.now());
     try {
+      const client = await deps.clientFor(ws);
       const [threads, report, workspace] = await Promise.all([
-        deps.store.recentThreadsOf(teamId, userId, HOME_JOBS),
+        deps.store.recentThreadsOf(ws.teamId, userId, HOME_JOBS),
         deps.store.lastReportHeadline(),
-        deps.workspace?.(teamId, userId),
+        deps.workspace?.(ws.teamId, userId),
       ]);
       const [jobs, budgets] = await Promise.all([
         Promise.all(
           threads.map(
             async (thread): Promise<HomeJob> => ({
               thread,
-              permalink: await permalink(thread, client),
+              permalink: await permalink(client, thread),
             }),
           ),
         ),
@@ -132,7 +130,7 @@ export function createHomePublisher(deps: {
       const e = toChatError(err);
       published.delete(userId); // what the person sees is not known: the next look publishes
       log.warn({ err: e, userId, code: e.code }, 'home.publish_failed');
-      if (e.retryAfterMs !== undefined) schedule(teamId, userId, e.retryAfterMs);
+      if (e.retryAfterMs !== undefined) schedule(ws, userId, e.retryAfterMs);
     }
   }
 
@@ -149,31 +147,26 @@ export function createHomePublisher(deps: {
   }
 
   /** One publish at a time, in order. */
-  function enqueue(
-    teamId: string,
-    userId: string,
-    opened: boolean,
-    client?: HomeClient,
-  ): Promise<void> {
-    chain = chain.then(() => (stopped ? undefined : publishNow(teamId, userId, opened, client)));
+  function enqueue(ws: WorkspaceRef, userId: string, opened: boolean): Promise<void> {
+    chain = chain.then(() => (stopped ? undefined : publishNow(ws, userId, opened)));
     return chain;
   }
 
-  function schedule(teamId: string, userId: string, atLeastMs = 0): void {
+  function schedule(ws: WorkspaceRef, userId: string, atLeastMs = 0): void {
     if (stopped || timers.has(userId)) return; // coalesced into the one already coming
     const sinceLast = Date.now() - (lastAt.get(userId) ?? 0);
     const wait = Math.max(debounceMs, gapMs - sinceLast, atLeastMs);
     const timer = setTimeout(() => {
       timers.delete(userId);
-      void enqueue(teamId, userId, false);
+      void enqueue(ws, userId, false);
     }, wait);
     timer.unref();
     timers.set(userId, timer);
   }
 
   return {
-    publish: (teamId, userId, client) => enqueue(teamId, userId, true, client),
-    refresh: (teamId, userId) => schedule(teamId, userId),
+    publish: (teamId, userId, enterpriseId) => enqueue({ teamId, enterpriseId }, userId, true),
+    refresh: (teamId, userId, enterpriseId) => schedule({ teamId, enterpriseId }, userId),
     stop() {
       stopped = true;
       for (const t of timers.values()) clearTimeout(t);
@@ -191,7 +184,7 @@ export function refreshingHome(chat: JobChat, home: Pick<HomePublisher, 'refresh
     ...chat,
     async showJob(thread) {
       await chat.showJob(thread);
-      home.refresh(thread.teamId, thread.userId);
+      home.refresh(thread.teamId, thread.userId, thread.enterpriseId);
     },
   };
 }
@@ -207,13 +200,14 @@ export function registerHome(
   deps: { home: HomePublisher; work: WorkQueue; log: Logger },
 ): void {
   const log = deps.log.child({ component: 'home' });
-  app.event('app_home_opened', async ({ event, body, context, client }) => {
+  app.event('app_home_opened', async ({ event, body, context }) => {
     const parsed = HomeOpened.safeParse(event);
     if (!parsed.success || parsed.data.tab !== 'home') return;
     const teamId = context.teamId ?? (body as { team_id?: string }).team_id;
     if (!teamId) return;
     const userId = parsed.data.user;
-    if (!deps.work.offer('home.publish', () => deps.home.publish(teamId, userId, client)))
+    const enterpriseId = context.enterpriseId;
+    if (!deps.work.offer('home.publish', () => deps.home.publish(teamId, userId, enterpriseId)))
       log.warn({ userId }, 'home.busy');
   });
 }

@@ -30,6 +30,7 @@ export function pendingCommandQueries(
         .values(
           cs.map((c) => ({
             team_id: c.teamId,
+            enterprise_id: c.enterpriseId || null,
             channel_id: c.channelId,
             user_id: c.userId,
             text: c.text,
@@ -113,6 +114,7 @@ function toCommand(r: Row): PendingCommand {
   return {
     id: num(r.id),
     teamId: r.team_id,
+    ...(r.enterprise_id == null ? {} : { enterpriseId: r.enterprise_id }),
     channelId: r.channel_id,
     userId: r.user_id,
     text: r.text,

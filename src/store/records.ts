@@ -3,6 +3,16 @@
  * records of the `Store` interface in ./port.ts. Times are epoch milliseconds.
  */
 
+/**
+ * The Slack workspace a conversation belongs to: its team and, in an Enterprise Grid org, the
+ * org (which finds an org-wide install serving the team). Null or undefined: none, or not
+ * known (threads from single-workspace mode, or from before it was kept).
+ */
+export interface WorkspaceRef {
+  teamId: string;
+  enterpriseId?: string | null | undefined;
+}
+
 /** A job's status as the service reports it, plus our own states around it. */
 export type ThreadStatus =
   | 'starting' // root posted, create call not answered yet
@@ -16,6 +26,8 @@ export type ThreadStatus =
 export interface JobThread {
   id: number;
   teamId: string;
+  /** The team's Enterprise Grid org, when it has one (absent for threads before 0018). */
+  enterpriseId?: string;
   channelId: string;
   /** ts of the thread's parent message: the thread's key in Slack. */
   threadTs: string;
@@ -188,6 +200,8 @@ export interface PollRecord {
 
 export interface NewThread {
   teamId: string;
+  /** The team's Enterprise Grid org, if any: how its install is found (an org-wide one). */
+  enterpriseId?: string | null | undefined;
   channelId: string;
   threadTs: string;
   userId: string;
@@ -227,6 +241,8 @@ export class CommandTakenOver extends Error {
 /** An acked `/agent <prompt>` to be started (the prompt as typed, decoded). */
 export interface NewPendingCommand {
   teamId: string;
+  /** The team's Enterprise Grid org, if any. */
+  enterpriseId?: string | null | undefined;
   channelId: string;
   userId: string;
   text: string;

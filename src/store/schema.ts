@@ -55,6 +55,8 @@ export interface Database {
     command_url: Generated<string | null>;
     /** The insight gap the job was drafted from (migration 0015). */
     gap_id: Generated<number | null>;
+    /** The team's Enterprise Grid org, if any (migration 0018). */
+    enterprise_id: Generated<string | null>;
   };
   outbox: {
     id: Generated<number>;
@@ -90,6 +92,8 @@ export interface Database {
     text: string;
     response_url: string;
     conversation: 'channel' | 'im' | 'mpim' | null;
+    /** The team's Enterprise Grid org, if any (migration 0018). */
+    enterprise_id: Generated<string | null>;
     received_at: number;
     owner: string;
     lease_until: number;
@@ -203,6 +207,7 @@ export function toThread(r: ThreadRow): JobThread {
   return {
     id: num(r.id),
     teamId: r.team_id,
+    ...(r.enterprise_id == null ? {} : { enterpriseId: r.enterprise_id }),
     channelId: r.channel_id,
     threadTs: r.thread_ts,
     rootTs: r.root_ts ?? r.thread_ts,

@@ -16,6 +16,7 @@ import { sealedValueQueries } from './sealed-values.ts';
 import { textVectorQueries } from './text-vectors.ts';
 import { threadQueries } from './threads.ts';
 import type { Store } from './types.ts';
+import { workspaceWorkQueries } from './workspace-work.ts';
 
 /** The store over an engine: the queries, grouped by what they serve, written once. */
 export function createStore(engine: Engine): Store {
@@ -36,6 +37,7 @@ export function createStore(engine: Engine): Store {
     ...docsConnectionQueries(engine),
     ...forgetQueries(engine),
     ...sealedValueQueries(engine),
+    ...workspaceWorkQueries(engine),
     ping: () => engine.ping(),
     databaseTime: () => engine.databaseTime(),
     close: () => engine.close(),

@@ -197,6 +197,7 @@ async function insertThread(db: Kysely<Database>, t: NewThread, now: number) {
     .insertInto('job_threads')
     .values({
       team_id: t.teamId,
+      ...(t.enterpriseId ? { enterprise_id: t.enterpriseId } : {}),
       channel_id: t.channelId,
       thread_ts: t.threadTs,
       user_id: t.userId,

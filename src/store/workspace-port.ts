@@ -9,6 +9,7 @@ import type {
   SealedInstallation,
   SealedKind,
   SealedSecret,
+  SettledWork,
   StoredDocsConnection,
   UninstallOutcome,
   WorkspaceForget,
@@ -72,6 +73,13 @@ export interface WorkspaceStore {
   dueForgets(now: number, limit: number): Promise<WorkspaceForget[]>;
   /** Removes the uninstall record (a re-install, or its data forgotten); false if none. */
   clearUninstalled(ws: WorkspaceKey): Promise<boolean>;
+
+  /**
+   * A team with no installation any more: its unsent announcements are settled with
+   * `reason` (sent_at set, last_error the reason) and its roots marked shown, leases
+   * released, in one transaction; nothing of it is retried. Answers how many of each.
+   */
+  settleWorkspaceWork(teamId: string, reason: string, now: number): Promise<SettledWork>;
 
   /** Every key's check value. */
   keyChecks(): Promise<KeyCheck[]>;

@@ -92,6 +92,12 @@ export interface UninstallOutcome {
   connections: number;
 }
 
+/** A team's pending Slack work settled because it has no installation any more. */
+export interface SettledWork {
+  announcements: number;
+  roots: number;
+}
+
 /** Where sealed values live: installations' bodies, docs connections' API keys. */
 export type SealedKind = 'installation' | 'docs_key';
 

@@ -26,8 +26,9 @@ beforeEach(async () => {
   slack = await FakeSlack.start();
   dir = mkdtempSync(join(tmpdir(), 'home-pub-'));
   store = await openSqliteStore(join(dir, 'bot.sqlite'));
+  const client = new WebClient(SECRETS.botToken, { slackApiUrl: slack.url });
   home = createHomePublisher({
-    client: new WebClient(SECRETS.botToken, { slackApiUrl: slack.url }),
+    clientFor: async () => client,
     store,
     agentBudget: () => ({ status: async () => ({ ...budget }) }),
     defaultProjectId: 'proj_test',

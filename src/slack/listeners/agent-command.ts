@@ -61,6 +61,7 @@ export function registerAgentCommand(
     await ack();
     const req: StartRequest = {
       teamId: team_id,
+      enterpriseId: payload.enterprise_id || undefined,
       channelId: channel_id,
       userId: user_id,
       prompt,
@@ -83,6 +84,7 @@ export function registerAgentCommand(
     if (!deps.pending || !responseUrl) return Promise.resolve(undefined);
     return deps.pending.record({
       teamId: req.teamId,
+      enterpriseId: req.enterpriseId ?? null,
       channelId: req.channelId,
       userId: req.userId,
       text: req.prompt,

@@ -6,6 +6,8 @@ import type { Logger } from '../../log.ts';
 export const SlashCommand = z.object({
   text: z.string().default(''),
   team_id: z.string().min(1),
+  /** The team's Enterprise Grid org, when it is in one. */
+  enterprise_id: z.string().optional(),
   channel_id: z.string().min(1),
   user_id: z.string().min(1),
   /** `directmessage` in a DM, `mpdm-…` in a group DM. */

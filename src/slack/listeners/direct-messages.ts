@@ -57,6 +57,7 @@ export function registerDirectMessages(
         const answer = (text: string) => say(client, e.channel, text, log);
         const ask = {
           teamId,
+          enterpriseId: context.enterpriseId,
           channelId: e.channel,
           userId: e.user,
           ts: e.ts,

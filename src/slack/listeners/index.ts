@@ -1,6 +1,7 @@
 import type { App } from '@slack/bolt';
 import type { Inflight } from '../../inflight.ts';
 import type { GapBook } from '../../insights/gap-book.ts';
+import type { BotRef } from '../../invite-hint.ts';
 import type { PendingCommands } from '../../jobs/pending-commands.ts';
 import type { JobChat } from '../../jobs/ports.ts';
 import type { JobService } from '../../jobs/service.ts';
@@ -9,7 +10,7 @@ import type { Logger } from '../../log.ts';
 import type { Projects } from '../../projects.ts';
 import type { ReportPoster } from '../../reports/ports.ts';
 import type { ReportService } from '../../reports/service.ts';
-import type { Store } from '../../store/types.ts';
+import type { Store, WorkspaceRef } from '../../store/types.ts';
 import type { WorkLanes } from '../../work-queue.ts';
 import { RefusedAuthorization } from '../app.ts';
 import type { HomePublisher } from '../home.ts';
@@ -39,11 +40,12 @@ export interface ListenerDeps {
   /** Answers only the requester sees (mentions). */
   chat: JobChat;
   reports: ReportService;
-  poster: ReportPoster;
+  /** The report poster with a workspace's own client. */
+  posterFor: (ws: WorkspaceRef) => Promise<ReportPoster>;
   timeZone: string;
   log: Logger;
-  /** The bot's user name (auth.test `user`), once start-up has verified the token. */
-  botName?: () => string | undefined;
+  /** Who the bot is in a workspace (its name in single-workspace mode, else its user id). */
+  bot?: (ws: WorkspaceRef) => Promise<BotRef | undefined>;
   /** Each listener run counts as in-flight work, which a shutdown waits for. */
   inflight: Inflight;
   /** Where the work that follows an ack runs, out of the request's turn, by lane. */
@@ -53,7 +55,7 @@ export interface ListenerDeps {
   /** The root message's buttons and the follow-up form. */
   buttons: ButtonDeps;
   /** `/insights` (the insights service and how its report is posted) and its Draft it form. */
-  insights?: Pick<InsightsCommandDeps, 'insights' | 'insightsPoster' | 'gapBook'> &
+  insights?: Pick<InsightsCommandDeps, 'insights' | 'insightsPosterFor' | 'gapBook'> &
     Pick<InsightDraftDeps, 'agentBudget'> & { gapBook?: GapBook | undefined };
 }
 

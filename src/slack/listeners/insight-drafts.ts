@@ -143,8 +143,9 @@ export function registerInsightDrafts(app: App, deps: InsightDraftDeps): void {
     const spent = await budgetSpent(meta);
     if (spent) return fail(spent);
     const at = { viewId: view.id, userId: user.id, gapId: meta.gapId };
+    const ws = { teamId: meta.teamId, enterpriseId: args.context.enterpriseId };
     const tell = (text: string) =>
-      deps.chat.tellUser({ channelId: meta.channelId, userId: user.id, text });
+      deps.chat.tellUser(ws, { channelId: meta.channelId, userId: user.id, text });
     const claim =
       meta.gapId === undefined
         ? await claimDraft(view.id, meta)
@@ -163,7 +164,7 @@ export function registerInsightDrafts(app: App, deps: InsightDraftDeps): void {
     await args.ack();
     if (claim === 'duplicate') return void log.info(at, 'insight_draft.duplicate');
     const req = {
-      teamId: meta.teamId,
+      ...ws,
       channelId: meta.channelId,
       userId: user.id,
       prompt,

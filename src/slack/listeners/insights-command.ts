@@ -3,15 +3,17 @@ import type { Inflight } from '../../inflight.ts';
 import type { GapBook } from '../../insights/gap-book.ts';
 import type { InsightsPoster } from '../../insights/ports.ts';
 import type { InsightsService } from '../../insights/service.ts';
+import type { BotRef } from '../../invite-hint.ts';
 import type { Logger } from '../../log.ts';
 import type { Projects } from '../../projects.ts';
+import type { WorkspaceRef } from '../../store/types.ts';
 import type { WorkLanes } from '../../work-queue.ts';
 import { handleReportCommand } from './report-command.ts';
 
 export interface InsightsCommandDeps {
   insights: Pick<InsightsService, 'build'>;
-  /** Posts the report (src/slack/insights-poster.ts). */
-  insightsPoster: Pick<InsightsPoster, 'post'>;
+  /** Posts the report (src/slack/insights-poster.ts), with the workspace's own client. */
+  insightsPosterFor: (ws: WorkspaceRef) => Promise<Pick<InsightsPoster, 'post'>>;
   /** The gaps' state across reports (src/insights/gap-book.ts); without it, listed plainly. */
   gapBook?: Pick<GapBook, 'resolve'> | undefined;
   projects: Pick<Projects, 'binding'>;
@@ -19,7 +21,7 @@ export interface InsightsCommandDeps {
   timeZone: string;
   inflight: Inflight;
   work: Pick<WorkLanes, 'reports'>;
-  botName?: () => string | undefined;
+  bot?: (ws: WorkspaceRef) => Promise<BotRef | undefined>;
 }
 
 /**
@@ -36,11 +38,12 @@ export function registerInsightsCommand(app: App, deps: InsightsCommandDeps): vo
       log,
       work: deps.work.reports,
       projects: deps.projects,
-      botName: deps.botName,
-      post: async ({ range, projectId, channelId }) => {
+      bot: deps.bot,
+      post: async ({ range, projectId, channelId, ws }) => {
         const report = await deps.insights.build(range, projectId);
         const gaps = await deps.gapBook?.resolve(report, projectId);
-        await deps.insightsPoster.post(channelId, report, gaps ? { gaps } : {});
+        const poster = await deps.insightsPosterFor(ws);
+        await poster.post(channelId, report, gaps ? { gaps } : {});
       },
     });
   app.command('/insights', (args) => deps.inflight.track(onInsights(args)));

@@ -73,6 +73,7 @@ export function registerMentions(
         const inThread = e.thread_ts && e.thread_ts !== e.ts ? e.thread_ts : undefined;
         const ask: MessageAsk = {
           teamId,
+          enterpriseId: context.enterpriseId,
           channelId: e.channel,
           userId: e.user,
           ts: e.ts,
@@ -83,7 +84,7 @@ export function registerMentions(
         };
         // Only the requester sees the answers: in the thread when the mention was in one.
         const answer = (text: string) =>
-          deps.chat.tellUser({
+          deps.chat.tellUser(ask, {
             channelId: e.channel,
             userId: e.user,
             text,

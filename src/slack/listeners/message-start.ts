@@ -31,6 +31,8 @@ export function promptOf(text: string, botUserId: string | undefined): string {
 
 export interface MessageAsk {
   teamId: string;
+  /** The team's Enterprise Grid org, if any (the request's `context.enterpriseId`). */
+  enterpriseId: string | undefined;
   channelId: string;
   userId: string;
   /** The message's own ts. */
@@ -77,6 +79,7 @@ export async function startFromMessage(
   await deps.jobs.startJob(
     {
       teamId: ask.teamId,
+      enterpriseId: ask.enterpriseId,
       channelId,
       userId,
       prompt: ask.prompt,

@@ -1,10 +1,16 @@
 import type { SlackCommandMiddlewareArgs } from '@slack/bolt';
 import { ChatError, NOT_IN_CHANNEL_CODES } from '../../chat-errors.ts';
-import { conversationKind, kindFromChannelName, notInChannelText } from '../../invite-hint.ts';
+import {
+  type BotRef,
+  conversationKind,
+  kindFromChannelName,
+  notInChannelText,
+} from '../../invite-hint.ts';
 import type { Logger } from '../../log.ts';
 import type { Projects } from '../../projects.ts';
 import { describeReportFailure } from '../../reports/failures.ts';
 import { type DateRange, parseVisitorsArgs } from '../../reports/range.ts';
+import type { WorkspaceRef } from '../../store/types.ts';
 import type { WorkQueue } from '../../work-queue.ts';
 import { readCommand } from './command-payload.ts';
 
@@ -24,11 +30,14 @@ export interface ReportCommandOptions {
   /** The reports lane: building is CPU-bound, so it runs from there, off the ack's turn. */
   work: WorkQueue;
   projects: Pick<Projects, 'binding'>;
-  botName?: (() => string | undefined) | undefined;
+  /** Who the bot is in the workspace, for the "invite me" hint. */
+  bot?: ((ws: WorkspaceRef) => Promise<BotRef | undefined>) | undefined;
+  /** Posts in the channel of workspace `ws`, with that workspace's client. */
   post: (r: {
     range: DateRange;
     projectId: string | undefined;
     channelId: string;
+    ws: WorkspaceRef;
   }) => Promise<void>;
 }
 
@@ -48,6 +57,7 @@ export async function handleReportCommand(
   const payload = await readCommand(command, ack, log);
   if (!payload) return;
   const { text, team_id, channel_id: channelId, user_id, channel_name } = payload;
+  const ws = { teamId: team_id, enterpriseId: payload.enterprise_id };
   const args = parseVisitorsArgs(text, new Date(), o.timeZone);
   if (!args.ok) {
     log.info({ channelId, userId: user_id }, `${event}.bad_arguments`);
@@ -66,13 +76,13 @@ export async function handleReportCommand(
   const slow = setTimeout(() => {
     tell(o.slowNote).catch((err: unknown) => log.warn({ err }, `${event}.note_failed`));
   }, SLOW_MS);
-  const where = { teamId: team_id, channelId, channelName: channel_name };
+  const where = { ws, channelId, channelName: channel_name };
   o.work.offer(event, () => build(where, args.range, o, tell).finally(() => clearTimeout(slow)));
 }
 
 /** Builds and posts the report; a failure is told to the requester alone. */
 async function build(
-  where: { teamId: string; channelId: string; channelName: string | undefined },
+  where: { ws: WorkspaceRef; channelId: string; channelName: string | undefined },
   range: DateRange,
   o: ReportCommandOptions,
   tell: (reply: string) => Promise<unknown>,
@@ -80,8 +90,8 @@ async function build(
   const { event, log } = o;
   const { channelId } = where;
   try {
-    const bound = await o.projects.binding(where.teamId, channelId);
-    await o.post({ range, projectId: bound?.projectId, channelId });
+    const bound = await o.projects.binding(where.ws.teamId, channelId);
+    await o.post({ range, projectId: bound?.projectId, channelId, ws: where.ws });
     log.info({ channelId, from: range.from, to: range.to }, `${event}.posted`);
   } catch (err) {
     if (err instanceof ChatError) {
@@ -89,7 +99,11 @@ async function build(
       const kind = conversationKind(channelId, kindFromChannelName(where.channelName));
       await tell(
         NOT_IN_CHANNEL_CODES.has(err.code)
-          ? notInChannelText('post the report', kind, o.botName?.())
+          ? notInChannelText(
+              'post the report',
+              kind,
+              await o.bot?.(where.ws).catch(() => undefined),
+            )
           : `I couldn't post the report here (${err.code}). Please try again.`,
       );
     } else {

@@ -4,6 +4,7 @@ import type { Access } from '../../access.ts';
 import type { ThreadReply as Reply } from '../../jobs/follow-ups.ts';
 import type { JobService } from '../../jobs/service.ts';
 import type { Logger } from '../../log.ts';
+import type { WorkspaceRef } from '../../store/types.ts';
 import type { WorkLanes } from '../../work-queue.ts';
 import { messageKey, promptOf } from './message-start.ts';
 import { parseSubCommand } from './sub-commands.ts';
@@ -65,7 +66,15 @@ function readReply(
   body: unknown,
   fallbackTeamId?: string,
   botUserId?: string,
-): { reply: Reply; eventKeys: string[]; workspace: EventWorkspace } | undefined {
+):
+  | {
+      reply: Reply;
+      eventKeys: string[];
+      ws: WorkspaceRef;
+      mentions: boolean;
+      workspace: EventWorkspace;
+    }
+  | undefined {
   const envelope = EventCallback.safeParse(body);
   if (!envelope.success) return undefined;
   const parsed = ThreadReply.safeParse(envelope.data.event);
@@ -80,6 +89,8 @@ function readReply(
     return undefined;
   const eventId = envelope.data.event_id;
   return {
+    ws: { teamId, enterpriseId: envelope.data.enterprise_id ?? undefined },
+    mentions: m.text.includes('<@'),
     reply: {
       teamId,
       channelId: m.channel,
@@ -107,16 +118,21 @@ function readReply(
 export function recordThreadReplies(deps: {
   jobs: JobService;
   access?: Access;
-  botUserId: () => string | undefined;
+  /** The bot's user id in the workspace (an install's own, in distributed mode). */
+  botUserId: (ws: WorkspaceRef) => Promise<string | undefined>;
   served?: (ws: EventWorkspace) => Promise<boolean>;
 }) {
   return async (body: unknown): Promise<void> => {
-    const r = readReply(body, undefined, deps.botUserId());
-    if (!r) return;
+    const plain = readReply(body);
+    if (!plain) return;
     // Someone the allowlists leave out: never recorded, so never sent (the access
     // middleware tells them why).
-    if (deps.access?.isAllowed(r.reply.userId, r.reply.channelId) === false) return;
-    if (deps.served && !(await deps.served(r.workspace))) return;
+    if (deps.access?.isAllowed(plain.reply.userId, plain.reply.channelId) === false) return;
+    // Checked before the bot's id is looked up: a workspace no longer installed has none.
+    if (deps.served && !(await deps.served(plain.workspace))) return;
+    // Only a reply naming someone can name the bot: its workspace's bot user is looked up then.
+    const r = plain.mentions ? readReply(body, undefined, await deps.botUserId(plain.ws)) : plain;
+    if (!r) return;
     await deps.jobs.recordReply(r.reply, r.eventKeys);
   };
 }

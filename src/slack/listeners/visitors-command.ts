@@ -1,10 +1,12 @@
 import type { App, SlackCommandMiddlewareArgs } from '@slack/bolt';
 import type { Inflight } from '../../inflight.ts';
+import type { BotRef } from '../../invite-hint.ts';
 import type { Logger } from '../../log.ts';
 import type { Projects } from '../../projects.ts';
 import type { ReportPoster } from '../../reports/ports.ts';
 import { addDays } from '../../reports/range.ts';
 import type { ReportService } from '../../reports/service.ts';
+import type { WorkspaceRef } from '../../store/types.ts';
 import type { WorkLanes } from '../../work-queue.ts';
 import { handleReportCommand } from './report-command.ts';
 
@@ -17,13 +19,14 @@ export function registerVisitorsCommand(
   deps: {
     reports: ReportService;
     projects: Pick<Projects, 'binding'>;
-    poster: ReportPoster;
+    /** The report poster with the workspace's own client. */
+    posterFor: (ws: WorkspaceRef) => Promise<ReportPoster>;
     log: Logger;
     timeZone: string;
     inflight: Inflight;
     work: Pick<WorkLanes, 'reports'>;
-    /** The bot's user name (auth.test), for the "invite me" hint. */
-    botName?: () => string | undefined;
+    /** Who the bot is in the workspace, for the "invite me" hint. */
+    bot?: (ws: WorkspaceRef) => Promise<BotRef | undefined>;
   },
 ): void {
   const log = deps.log.child({ component: 'visitors-command' });
@@ -35,10 +38,11 @@ export function registerVisitorsCommand(
       log,
       work: deps.work.reports,
       projects: deps.projects,
-      botName: deps.botName,
-      post: async ({ range, projectId, channelId }) => {
+      bot: deps.bot,
+      post: async ({ range, projectId, channelId, ws }) => {
         const report = await deps.reports.build(range, projectId);
-        await deps.poster.postReport(channelId, report, {
+        const poster = await deps.posterFor(ws);
+        await poster.postReport(channelId, report, {
           title: 'Docs traffic',
           // Named by the last day included, as the title shows it.
           fileKey: `${range.from}_${addDays(range.to, -1)}-${Date.now()}`,

@@ -17,6 +17,8 @@ import type { Workspaces } from './workspaces.ts';
 
 export interface Gate {
   caller: Caller;
+  /** The team (or org, for an org-wide install) the token stands for; undefined: none. */
+  team: string | undefined;
   /** Slack's refusal, before the method runs; undefined: it runs. */
   refused: Json | undefined;
   /** The scopes to name in `x-oauth-scopes` (a bot token Slack accepted), if known. */
@@ -36,18 +38,18 @@ export interface GateState {
 /** The checks, in Slack's order: token, then workspace, then scope. */
 export function gate(method: string, token: string | undefined, args: Json, s: GateState): Gate {
   const caller = DEFAULT_CALLER;
-  if (method === 'oauth.v2.access') return { caller, refused: undefined, scopes: undefined };
-  if (token && s.revoked.has(token))
-    return { caller, refused: fail('invalid_auth'), scopes: undefined };
+  const none = { caller, team: undefined, scopes: undefined };
+  if (method === 'oauth.v2.access') return { ...none, refused: undefined };
+  if (token && s.revoked.has(token)) return { ...none, refused: fail('invalid_auth') };
   const kind = authError(method, token);
-  if (kind || !token || !isBotToken(token)) return { caller, refused: kind, scopes: undefined };
+  if (kind || !token || !isBotToken(token)) return { ...none, refused: kind };
   const who = s.workspaces.resolve(token);
-  if (!who.ok) return { caller, refused: who.error, scopes: undefined };
+  if (!who.ok) return { ...none, refused: who.error };
   const scopes = who.install?.scopes ?? s.grantedScopes;
   const refused =
     reachError(method, args, who.caller, s) ??
     (method === 'conversations.info' ? readScopeError(args, scopes) : undefined);
-  return { caller: who.caller, refused, scopes };
+  return { caller: who.caller, team: who.caller.team, refused, scopes };
 }
 
 /**

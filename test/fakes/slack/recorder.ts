@@ -7,6 +7,11 @@ import { isObj, type Json } from './wire.ts';
 export interface RecordedCall {
   method: string;
   args: Json;
+  /**
+   * Whom the call's token stands for: its workspace's team id (an org-wide install's: the
+   * org's id); undefined for a token Slack did not take, or none. Never the token itself.
+   */
+  team?: string;
   /** Exactly what was answered: the JSON object, or the raw text for non-JSON answers. */
   response: unknown;
   status: number;

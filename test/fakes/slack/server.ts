@@ -111,7 +111,7 @@ export class SlackServer {
     const token = /^Bearer (.+)$/.exec(authorization)?.[1] ?? str(args.token);
     delete args.token; // never keep secrets in recordings/dumps
     const handler = this.handlers.get(method);
-    const { caller, refused, scopes } = gate(method, token, args, {
+    const { caller, team, refused, scopes } = gate(method, token, args, {
       workspaces: this.workspaces,
       revoked: this.revoked,
       grantedScopes: this.grantedScopes,
@@ -134,7 +134,7 @@ export class SlackServer {
     // An OAuth call is recorded without its secrets (client secret, code, tokens).
     const kept =
       method === 'oauth.v2.access' ? scrubOAuth(args, a.body) : { args, response: a.body };
-    this.answer(res, method, kept.args, a, kept.response);
+    this.answer(res, method, kept.args, a, kept.response, team);
   }
 
   private uploadBytes(id: string, req: IncomingMessage, body: Buffer, res: ServerResponse): void {
@@ -161,11 +161,21 @@ export class SlackServer {
     args: Json,
     a: Answer,
     recorded: unknown = a.body,
+    team?: string,
   ): void {
     const delayMs = this.latency.next(method);
     const { status } = a;
     const response = recorded;
-    this.recorder.calls.push({ method, args, response, status, delayMs, ...this.recorder.stamp() });
+    const who = team === undefined ? {} : { team };
+    this.recorder.calls.push({
+      method,
+      args,
+      response,
+      status,
+      delayMs,
+      ...who,
+      ...this.recorder.stamp(),
+    });
     sendAfter(res, a, delayMs);
     this.recorder.notify();
   }
