@@ -1,4 +1,4 @@
-import type { Selectable } from 'kysely';
+import type { ExpressionBuilder, Selectable } from 'kysely';
 import type { Engine } from './engine.ts';
 import { type Database, num } from './schema.ts';
 import type { WorkspaceStore } from './workspace-port.ts';
@@ -8,6 +8,22 @@ import {
   type WorkspaceForget,
   workspaceColumns,
 } from './workspace-records.ts';
+
+/** A docs row whose team has no install of its own: its org's org-wide install served it. */
+function servedByTheOrg({
+  not,
+  exists,
+  selectFrom,
+}: ExpressionBuilder<Database, 'docs_connections'>) {
+  return not(
+    exists(
+      selectFrom('installations')
+        .select('installations.team_id')
+        .whereRef('installations.enterprise_id', '=', 'docs_connections.enterprise_id')
+        .whereRef('installations.team_id', '=', 'docs_connections.team_id'),
+    ),
+  );
+}
 
 /**
  * Uninstalls: a workspace's tokens and docs key go at once; the rest of its data is
@@ -40,20 +56,7 @@ export function forgetQueries(
                   .select('docs_connections.team_id')
                   .where('docs_connections.enterprise_id', '=', key.enterprise_id)
                   .where('docs_connections.team_id', '!=', '')
-                  .where(({ not, exists, selectFrom }) =>
-                    not(
-                      exists(
-                        selectFrom('installations')
-                          .select('installations.team_id')
-                          .whereRef(
-                            'installations.enterprise_id',
-                            '=',
-                            'docs_connections.enterprise_id',
-                          )
-                          .whereRef('installations.team_id', '=', 'docs_connections.team_id'),
-                      ),
-                    ),
-                  ),
+                  .where(servedByTheOrg),
               ),
         )
         .executeTakeFirst();
@@ -76,20 +79,7 @@ export function forgetQueries(
             key.team_id !== ''
               ? connections.where('team_id', '=', key.team_id)
               : // An org: its own row, and its teams' that were served by the org-wide install.
-                connections.where(({ not, exists, selectFrom }) =>
-                  not(
-                    exists(
-                      selectFrom('installations')
-                        .select('installations.team_id')
-                        .whereRef(
-                          'installations.enterprise_id',
-                          '=',
-                          'docs_connections.enterprise_id',
-                        )
-                        .whereRef('installations.team_id', '=', 'docs_connections.team_id'),
-                    ),
-                  ),
-                );
+                connections.where(servedByTheOrg);
           const deleted = await connections.executeTakeFirst();
           await tx
             .insertInto('workspace_forgets')
