@@ -117,7 +117,9 @@ describe.each(engines)('starts waiting for their channel (%s)', (engine) => {
       second.child.kill('SIGTERM');
       await once(second.child, 'exit');
     }
-  });
+    // Two bot processes started one after the other, and waits of up to 20 s each: the
+    // default 20 s for the whole test is not enough on a loaded machine.
+  }, 60_000);
 });
 
 describe('a SIGTERM whose drain runs out', () => {
