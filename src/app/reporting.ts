@@ -15,6 +15,7 @@ import { createReportService } from '../reports/service.ts';
 import { createSlackInsightsPoster } from '../slack/insights-poster.ts';
 import { createSlackReportPoster } from '../slack/report-poster.ts';
 import type { ClientSource } from '../slack/workspace-clients.ts';
+import { scopeFor } from '../store/scope.ts';
 import type { Store, WorkspaceRef } from '../store/types.ts';
 
 /**
@@ -37,10 +38,13 @@ export function createReporting(deps: {
 }) {
   const { config, api, store, log } = deps;
   const docsBaseUrl = config.visitors.docsBaseUrl;
+  // Whose state a request's workspace reads and writes: its own in distributed mode.
+  const scope = scopeFor(config.distribution !== undefined);
   const reports = keepingHeadlines(
     createReportService({ api, store, log, maxRequests: config.visitors.maxRequests }),
     store,
     log,
+    scope,
   );
   const posterLog = log.child({ component: 'report-poster' });
   const poster = createSlackReportPoster(deps.client, posterLog, { docsBaseUrl });
@@ -59,6 +63,7 @@ export function createReporting(deps: {
       grouping: { threshold: config.insights.similarity, synonyms: config.insights.synonyms },
     },
     embeddings: embedder && { embedder, cache: store },
+    scope,
   });
   // The database's clock, as the job threads it compares claims with are stamped.
   const gapBook = createGapBook({
@@ -66,6 +71,7 @@ export function createReporting(deps: {
     defaultProjectId: defaultProjectOf(config),
     log,
     now: deps.now,
+    scope,
   });
   const insightsLog = log.child({ component: 'insights-poster' });
   const insightsView = { docsBaseUrl, drafts: true };

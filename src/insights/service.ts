@@ -4,6 +4,8 @@ import type { Conversation } from '../api/insights-schemas.ts';
 import type { Logger } from '../log.ts';
 import { apiParams, type DateRange, previousRange } from '../reports/range.ts';
 import { inTurns } from '../reports/turns.ts';
+import { type ScopeOf, singleScope } from '../store/scope.ts';
+import type { Store, WorkspaceRef } from '../store/types.ts';
 import {
   countsChange,
   DEFAULT_INSIGHTS,
@@ -14,7 +16,12 @@ import {
   topSearches,
 } from './analyse.ts';
 import type { InsightsCache } from './cache.ts';
-import { type EmbeddingsDeps, textVectors, type VectorsOutcome } from './embeddings.ts';
+import {
+  type EmbeddingsDeps,
+  textVectors,
+  type VectorsOutcome,
+  vectorCacheOf,
+} from './embeddings.ts';
 import { joinGapSteps } from './gaps.ts';
 import { DEFAULT_INSIGHTS_MAX_REQUESTS, planRequests, type RequestPlan } from './plan.ts';
 import { PlannedReader } from './read.ts';
@@ -47,10 +54,19 @@ export interface InsightsServiceDeps {
   options?: Partial<InsightOptions>;
   now?: () => number;
   /**
-   * A team's embeddings endpoint and the vectors' cache (embeddings.ts): questions are then
-   * grouped by meaning as well as words. Unset: by words alone, as without it.
+   * A team's embeddings endpoint and where vectors are kept (embeddings.ts, each workspace's
+   * apart): questions are then grouped by meaning as well as words. Unset: by words alone.
    */
-  embeddings?: Omit<EmbeddingsDeps, 'log'> | undefined;
+  embeddings?:
+    | (Omit<EmbeddingsDeps, 'log' | 'cache'> & {
+        cache?: Pick<Store, 'textVectors' | 'putTextVectors'> | undefined;
+      })
+    | undefined;
+  /**
+   * Whose cache and vectors a build's workspace reads and writes (src/store/scope.ts): the
+   * single workspace's by default, the build's own team in distributed mode.
+   */
+  scope?: ScopeOf;
 }
 
 /** One build's own limits, within the service's (the digest's retries use them). */
@@ -61,6 +77,8 @@ export interface BuildOptions {
   meter?: Pick<Budget, 'take'>;
   /** Each page is asked once, without the client's quick retries: the caller retries later. */
   singleAttempt?: boolean;
+  /** The workspace the report is for (the request's, the digest's): its cache, its vectors. */
+  ws?: WorkspaceRef;
 }
 
 /** The plan did not fit: not enough requests left this hour (or a cap below the core). */
@@ -80,6 +98,8 @@ export function createInsightsService(deps: InsightsServiceDeps) {
   const now = deps.now ?? Date.now;
   const cap = deps.maxRequests ?? DEFAULT_INSIGHTS_MAX_REQUESTS;
   const options = { ...DEFAULT_INSIGHTS, ...deps.options };
+  const scopeOf = deps.scope ?? singleScope;
+  /** Kept here by workspace and key; in the shared cache by key, under the workspace. */
   const reports = new Map<string, { report: InsightsReport; expiresAt: number }>();
   const keyOf = (r: DateRange, project: string | undefined) =>
     `${project ?? ''}|${r.from}|${r.to}|${r.timeZone}`;
@@ -90,15 +110,16 @@ export function createInsightsService(deps: InsightsServiceDeps) {
     project?: string,
     opts: BuildOptions = {},
   ): Promise<InsightsReport> {
+    const ws = scopeOf(opts.ws);
     const key = keyOf(range, project);
-    const hit = await cached(key);
+    const hit = await cached(ws, key);
     if (hit) {
       log.info({ range: key, from: hit.from }, 'insights.cache_hit');
       return { ...hit.report, requests: 0 };
     }
     const started = performance.now();
     const previous = previousRange(range);
-    const cachedPrevious = (await cached(keyOf(previous, project)))?.report.counts;
+    const cachedPrevious = (await cached(ws, keyOf(previous, project)))?.report.counts;
     const plan = await makePlan(cachedPrevious !== undefined, opts.maxRequests);
     const reader = new PlannedReader(plan, opts.meter);
     const periods = { range, previous, project };
@@ -109,7 +130,11 @@ export function createInsightsService(deps: InsightsServiceDeps) {
       cachedPrevious,
       opts.singleAttempt ? { retries: 0 } : {},
     );
-    const embeddings = deps.embeddings && { ...deps.embeddings, log };
+    const embeddings = deps.embeddings && {
+      ...deps.embeddings,
+      cache: deps.embeddings.cache && vectorCacheOf(deps.embeddings.cache, ws),
+      log,
+    };
     const report = await analysed(read, options, embeddings, {
       range,
       previous,
@@ -119,7 +144,7 @@ export function createInsightsService(deps: InsightsServiceDeps) {
       closed: isClosed(range),
       generatedAt: now(),
     });
-    await remember(key, report);
+    await remember(ws, key, report);
     log.info(
       {
         range: key,
@@ -158,13 +183,14 @@ export function createInsightsService(deps: InsightsServiceDeps) {
 
   /** A report kept in memory, or else in the shared cache (then kept in memory too). */
   async function cached(
+    ws: WorkspaceRef,
     key: string,
   ): Promise<{ report: InsightsReport; from: 'memory' | 'store' } | undefined> {
-    const hit = reports.get(key);
+    const hit = reports.get(memoryKey(ws, key));
     if (hit && hit.expiresAt > now()) return { report: hit.report, from: 'memory' };
-    const stored = await deps.cache?.get(key);
+    const stored = await deps.cache?.get(ws, key);
     if (!stored) return undefined;
-    keep(key, stored, now() + OPEN_CACHE_MS);
+    keep(memoryKey(ws, key), stored, now() + OPEN_CACHE_MS);
     return { report: stored, from: 'store' };
   }
 
@@ -174,12 +200,12 @@ export function createInsightsService(deps: InsightsServiceDeps) {
    * for what is missing). Anything else (one grouped by words because the embeddings
    * endpoint failed, too: the next one asks it again): kept here for minutes.
    */
-  async function remember(key: string, report: InsightsReport): Promise<void> {
+  async function remember(ws: WorkspaceRef, key: string, report: InsightsReport): Promise<void> {
     if (report.stoppedBy === 'failed') return;
     const settled = report.closed && report.stoppedBy === null && !report.semantic?.failed;
     const expiresAt = now() + (settled ? CLOSED_CACHE_MS : OPEN_CACHE_MS);
-    keep(key, report, expiresAt);
-    if (settled) await deps.cache?.put(key, report, expiresAt);
+    keep(memoryKey(ws, key), report, expiresAt);
+    if (settled) await deps.cache?.put(ws, key, report, expiresAt);
   }
 
   function keep(key: string, report: InsightsReport, expiresAt: number): void {
@@ -192,6 +218,8 @@ export function createInsightsService(deps: InsightsServiceDeps) {
 }
 
 export type InsightsService = ReturnType<typeof createInsightsService>;
+
+const memoryKey = (ws: WorkspaceRef, key: string) => `${ws.teamId}#${key}`;
 
 /** The report from what was read: gaps grouped, pages ranked, counts compared. */
 async function analysed(

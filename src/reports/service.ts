@@ -2,7 +2,7 @@ import type { ApiClient } from '../api/client.ts';
 import { BudgetExhausted } from '../api/errors.ts';
 import type { PageRow, VisitorsPage } from '../api/schemas.ts';
 import type { Logger } from '../log.ts';
-import type { Counts, Store } from '../store/types.ts';
+import type { Counts, Store, WorkspaceRef } from '../store/types.ts';
 import {
   byPathSteps,
   type Change,
@@ -69,9 +69,13 @@ export function createReportService(deps: ReportServiceDeps) {
   const maxRequests = Math.max(deps.maxRequests ?? DEFAULT_MAX_REQUESTS, CORE_REQUESTS);
   const cache = new Map<string, { report: Report; expiresAt: number }>();
 
-  /** `project`: a channel's own project (`/agent project`); the configured one when unset. */
-  async function build(range: DateRange, project?: string): Promise<Report> {
-    const cacheKey = `${project ? `${project}|` : ''}${range.from}|${range.to}|${range.timeZone}`;
+  /**
+   * `project`: a channel's own project (`/agent project`); the configured one when unset.
+   * `ws`: the workspace the report is for (a report built for one is never another's).
+   */
+  async function build(range: DateRange, project?: string, ws?: WorkspaceRef): Promise<Report> {
+    const scope = ws?.teamId ? `${ws.teamId}#` : '';
+    const cacheKey = `${scope}${project ? `${project}|` : ''}${range.from}|${range.to}|${range.timeZone}`;
     const hit = cache.get(cacheKey);
     if (hit && hit.expiresAt > now()) {
       log.info({ range: cacheKey }, 'report.cache_hit');

@@ -9,6 +9,7 @@ import { type InsightsCache, storeInsightsCache } from '../../src/insights/cache
 import { coverageNotes } from '../../src/insights/notes.ts';
 import { createInsightsService, InsightsBudgetTooLow } from '../../src/insights/service.ts';
 import { apiParams, type DateRange, parseVisitorsArgs } from '../../src/reports/range.ts';
+import { SINGLE_WORKSPACE as WS } from '../../src/store/scope.ts';
 import { openSqliteStore } from '../../src/store/sqlite.ts';
 import type { Store } from '../../src/store/types.ts';
 import { ROTATE_KEY_QUESTIONS } from '../fakes/analytics-insights-seed.ts';
@@ -215,8 +216,8 @@ describe('caching closed periods', () => {
 
     // A body written by another version is not trusted: the report is built again.
     const key = `insights:|${lastWeek.from}|${lastWeek.to}|UTC`;
-    expect(await store.cachedReport(key, clock)).toBeDefined();
-    await store.cacheReport(key, '{"v":0}', clock + 1e9, clock);
+    expect(await store.cachedReport(WS, key, clock)).toBeDefined();
+    await store.cacheReport(WS, key, '{"v":0}', clock + 1e9, clock);
     const rebuilt = await service({ cache: cache() }).insights.build(lastWeek);
     expect(rebuilt.requests).toBeGreaterThan(0);
     expect(logs.text()).toContain('insights.cache_stale_shape');

@@ -13,7 +13,7 @@ import type { JobChat } from '../../jobs/ports.ts';
 import type { JobService } from '../../jobs/service.ts';
 import type { Logger } from '../../log.ts';
 import type { Projects } from '../../projects.ts';
-import type { JobOrigin, Store } from '../../store/types.ts';
+import type { JobOrigin, Store, WorkspaceRef } from '../../store/types.ts';
 import type { WorkLanes } from '../../work-queue.ts';
 import { toChatError } from '../chat.ts';
 import {
@@ -83,7 +83,8 @@ export const insightKey = (m: DraftMetadata) =>
     ? `insight_drafted:${m.channelId}:${m.messageTs}:${m.actionId}`
     : undefined;
 const GAP_GONE =
-  'This gap is no longer kept (it was not listed for half a year). Close the form and run `/insights` again.';
+  'This gap is not kept in this workspace (no report listed it for half a year, or it came from another workspace). Close the form and run `/insights` again.';
+const OTHER_WORKSPACE = 'This form belongs to another workspace. Nothing was started.';
 const TAKEN =
   'A job was already started from this insight: look for "Drafted from" in the channel. For another, use `/agent`.';
 
@@ -138,20 +139,34 @@ export function registerInsightDrafts(app: App, deps: InsightDraftDeps): void {
       return fail('This form is out of date. Close it and click Draft it again.');
     }
     const { view, user } = parsed.data;
+    const at = { viewId: view.id, userId: user.id, gapId: meta.gapId };
+    // The workspace Slack vouches for (the request's authorization); the form must be its own.
+    const ws = {
+      teamId: args.context.teamId ?? meta.teamId,
+      enterpriseId: args.context.enterpriseId,
+    };
+    if (ws.teamId !== meta.teamId) {
+      log.warn(
+        { ...at, teamId: ws.teamId, claimedTeamId: meta.teamId },
+        'insight_draft.other_workspace',
+      );
+      return fail(OTHER_WORKSPACE);
+    }
     const prompt = (view.state.values[DRAFT_INPUT.block]?.[DRAFT_INPUT.action]?.value ?? '').trim();
     if (!prompt) return fail(EMPTY);
     const spent = await budgetSpent(meta);
     if (spent) return fail(spent);
-    const at = { viewId: view.id, userId: user.id, gapId: meta.gapId };
-    const ws = { teamId: meta.teamId, enterpriseId: args.context.enterpriseId };
     const tell = (text: string) =>
       deps.chat.tellUser(ws, { channelId: meta.channelId, userId: user.id, text });
     const claim =
       meta.gapId === undefined
         ? await claimDraft(view.id, meta)
-        : await claimGap(meta.gapId, view.id, user.id);
+        : await claimGap(ws, meta.gapId, view.id, user.id);
     if (claim === 'error') return fail(NOT_RECORDED);
-    if (claim === 'missing') return fail(GAP_GONE);
+    if (claim === 'missing') {
+      log.warn({ ...at, teamId: ws.teamId }, 'insight_draft.gap_not_found');
+      return fail(GAP_GONE);
+    }
     if (claim === 'taken') {
       log.info(at, 'insight_draft.already_drafted');
       return fail(TAKEN);
@@ -180,7 +195,7 @@ export function registerInsightDrafts(app: App, deps: InsightDraftDeps): void {
       // Nothing starts: the gap is open again, for this form or another.
       if (meta.gapId !== undefined)
         await deps.gapBook
-          ?.release(meta.gapId, view.id)
+          ?.release(ws, meta.gapId, view.id)
           .catch((err: unknown) => log.warn({ err, ...at }, 'insight_draft.release_failed'));
       await tell(BUSY).catch((err: unknown) => log.warn({ err }, 'insight_draft.answer_failed'));
     }
@@ -198,6 +213,7 @@ export function registerInsightDrafts(app: App, deps: InsightDraftDeps): void {
 
   /** The gap's claim (gap-book.ts): one job per gap while it runs or once it opened a PR. */
   async function claimGap(
+    ws: WorkspaceRef,
     gapId: number,
     viewId: string,
     userId: string,
@@ -206,7 +222,7 @@ export function registerInsightDrafts(app: App, deps: InsightDraftDeps): void {
   > {
     if (!deps.gapBook) return 'missing';
     try {
-      const c = await deps.gapBook.claim(gapId, viewId, userId);
+      const c = await deps.gapBook.claim(ws, gapId, viewId, userId);
       return c.outcome === 'taken' ? c : c.outcome;
     } catch (err) {
       log.error({ err, viewId, gapId }, 'insight_draft.claim_failed');
