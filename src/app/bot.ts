@@ -50,6 +50,7 @@ async function assemble(config: Config, opts: BotOptions, log: Logger, teardown:
     clients: core.slack,
     analytics: core.budgets.analytics,
     now: core.now,
+    workspaceDigests: core.workspaces && (() => core.workspaces!.docs.digests()),
   });
   teardown.add('embeddings', reporting.stop);
   registerSlackSide(core, parts, reporting, config, log);

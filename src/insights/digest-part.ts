@@ -54,16 +54,18 @@ export function insightsPart(
     retries,
     gaps,
     ws,
+    project,
   }: {
     retries?: RetryAllowance;
     gaps?: Pick<GapBook, 'resolve'>;
-    /** The workspace whose digest this is: its cache, vectors and gaps. */
+    /** The workspace whose digest this is (its cache, vectors and gaps), and its project. */
     ws?: WorkspaceRef;
+    project?: string;
   } = {},
 ): DigestPart {
-  const own = ws ? { ws } : {};
+  const own = ws ? { workspace: ws } : {};
   async function report(range: DateRange, retry: boolean): Promise<InsightsReport> {
-    if (!retry || !retries) return insights.build(range, undefined, own);
+    if (!retry || !retries) return insights.build(range, project, own);
     const left = await retries.remaining();
     if (left < CORE.length) {
       throw new DigestGiveUp(
@@ -71,7 +73,7 @@ export function insightsPart(
       );
     }
     log.info({ left }, 'digest.insights_retry');
-    return insights.build(range, undefined, {
+    return insights.build(range, project, {
       ...own,
       maxRequests: left,
       meter: retries,
@@ -91,7 +93,7 @@ export function insightsPart(
       try {
         const built = await report(range, attempt?.retry === true);
         return async (channelId, threadTs) => {
-          const listing = await gaps?.resolve(ws ?? SINGLE_WORKSPACE, built);
+          const listing = await gaps?.resolve(ws ?? SINGLE_WORKSPACE, built, project);
           await poster.post(channelId, built, {
             key: key(periodKey),
             title: 'Weekly docs insights',

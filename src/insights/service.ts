@@ -78,7 +78,7 @@ export interface BuildOptions {
   /** Each page is asked once, without the client's quick retries: the caller retries later. */
   singleAttempt?: boolean;
   /** The workspace the report is for (the request's, the digest's): its cache, its vectors. */
-  ws?: WorkspaceRef;
+  workspace?: WorkspaceRef | undefined;
 }
 
 /** The plan did not fit: not enough requests left this hour (or a cap below the core). */
@@ -110,7 +110,7 @@ export function createInsightsService(deps: InsightsServiceDeps) {
     project?: string,
     opts: BuildOptions = {},
   ): Promise<InsightsReport> {
-    const ws = scopeOf(opts.ws);
+    const ws = scopeOf(opts.workspace);
     const key = keyOf(range, project);
     const hit = await cached(ws, key);
     if (hit) {

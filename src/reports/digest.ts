@@ -51,11 +51,14 @@ export interface DigestPart {
   ): Promise<(channelId: string, threadTs?: string) => Promise<string | undefined>>;
 }
 
-/** The traffic report with its chart and CSV (of workspace `ws`): the digest's first part. */
+/**
+ * The traffic report with its chart and CSV: the digest's first part. Of workspace `ws` and
+ * its `project` in distributed mode; the configured project's otherwise.
+ */
 export function trafficPart(
   reports: Pick<ReportService, 'build'>,
   poster: ReportPoster,
-  ws?: WorkspaceRef,
+  { ws, project }: { ws?: WorkspaceRef; project?: string } = {},
 ): DigestPart {
   const fileKey = (periodKey: string) => `digest-${periodKey}`;
   return {
@@ -63,7 +66,7 @@ export function trafficPart(
     label: 'the traffic report',
     inChannel: (channelId, key, sinceMs) => poster.findReport(channelId, fileKey(key), sinceMs),
     async build(range, key) {
-      const report = await reports.build(range, undefined, ws);
+      const report = await reports.build(range, project, ws);
       return (channelId) =>
         poster.postReport(channelId, report, {
           title: 'Weekly docs traffic',

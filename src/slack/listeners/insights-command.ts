@@ -41,7 +41,7 @@ export function registerInsightsCommand(app: App, deps: InsightsCommandDeps): vo
       bot: deps.bot,
       post: async ({ range, projectId, channelId, ws }) => {
         // The workspace's own: its cache, its vectors, its gaps.
-        const report = await deps.insights.build(range, projectId, { ws });
+        const report = await deps.insights.build(range, projectId, { workspace: ws });
         const gaps = await deps.gapBook?.resolve(ws, report, projectId);
         const poster = await deps.insightsPosterFor(ws);
         await poster.post(channelId, report, gaps ? { gaps } : {});
