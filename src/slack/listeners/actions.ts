@@ -172,9 +172,9 @@ export function registerActions(
 
   /** The workspace the request was authorized for: the job it names must be of it. */
   function requestWorkspace(args: AllMiddlewareArgs & { body: unknown }) {
-    const teamId = payloadTeam(args.body);
-    if (!teamId) return undefined;
     const { enterpriseId, isEnterpriseInstall } = args.context;
+    const teamId = payloadTeam(args.body) ?? args.context.teamId;
+    if (!teamId) return undefined;
     return { teamId, enterpriseId, orgWide: isEnterpriseInstall === true };
   }
 

@@ -145,7 +145,7 @@ export function registerInsightDrafts(app: App, deps: InsightDraftDeps): void {
     }
     const { view, user } = parsed.data;
     // The metadata is the submitter's to forge: its workspace must be the form's own.
-    const teamId = payloadTeam(args.body);
+    const teamId = payloadTeam(args.body) ?? args.context.teamId;
     if (teamId !== meta.teamId) {
       const ids = { userId: user.id, teamId, claimedTeamId: meta.teamId, gapId: meta.gapId };
       log.warn({ surface: 'view', reason: 'other_workspace', ...ids }, 'workspace.refused');
