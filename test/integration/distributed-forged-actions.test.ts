@@ -189,8 +189,25 @@ describe.each(engineKinds)('distributed mode: forged clicks and forms (%s)', (en
       'the root refused by Slack',
     );
     await alphaUntouched(h, before);
-    // The one-job-per-insight claim is BETA's, not ALPHA's message's.
     expect(refusedLines(h)).toEqual([]);
+    // The one-job-per-insight claim is BETA's: ALPHA's own form for that message still starts.
+    const alphaForm = { ...JSON.parse(String(view.private_metadata)), teamId: A.team };
+    const own = await interact(h, {
+      type: 'view_submission',
+      user: { id: A.user, team_id: A.team },
+      team: { id: A.team, domain: 'alpha' },
+      api_app_id: SLACK_APP.appId,
+      trigger_id: h.slack.issueTriggerId(A.user),
+      view: {
+        id: 'VALPHAFORM',
+        team_id: A.team,
+        type: 'modal',
+        callback_id: DRAFT_VIEW,
+        private_metadata: JSON.stringify(alphaForm),
+        state: { values: { draft: { prompt: { type: 'plain_text_input', value: 'Answer it' } } } },
+      },
+    });
+    expect(own.body).toBeNull();
   });
 
   it("changes no docs connection or settings of ALPHA's from BETA's Home", async () => {
