@@ -105,7 +105,8 @@ export async function twoWorkspaces(
 /** A root message in ALPHA's channel, posted with ALPHA's own token (as the bot posts one). */
 async function alphaRoot(h: Harness): Promise<string> {
   const found = await vaultOf(h).findInstallation({ teamId: A.team });
-  const token = (found?.body as { bot: { token: string } }).bot.token;
+  const token = (found?.body as { bot?: { token: string } } | undefined)?.bot?.token;
+  if (!token) throw new Error('ALPHA is not installed');
   const client = new WebClient(token, {
     slackApiUrl: h.slack.url,
     retryConfig: { retries: 0 },

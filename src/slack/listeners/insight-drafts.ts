@@ -144,13 +144,8 @@ export function registerInsightDrafts(app: App, deps: InsightDraftDeps): void {
       return fail('This form is out of date. Close it and click Draft it again.');
     }
     const { view, user } = parsed.data;
-    // The metadata is the submitter's to forge: its workspace must be the form's own.
-    const teamId = payloadTeam(args.body) ?? args.context.teamId;
-    if (teamId !== meta.teamId) {
-      const ids = { userId: user.id, teamId, claimedTeamId: meta.teamId, gapId: meta.gapId };
-      log.warn({ surface: 'view', reason: 'other_workspace', ...ids }, 'workspace.refused');
+    if (!ownForm(args, meta, user.id))
       return args.ack({ response_action: 'update', view: refusalModal(OTHER_WORKSPACE) });
-    }
     const prompt = (view.state.values[DRAFT_INPUT.block]?.[DRAFT_INPUT.action]?.value ?? '').trim();
     if (!prompt) return fail(EMPTY);
     const spent = await budgetSpent(meta);
@@ -197,6 +192,19 @@ export function registerInsightDrafts(app: App, deps: InsightDraftDeps): void {
           .catch((err: unknown) => log.warn({ err, ...at }, 'insight_draft.release_failed'));
       await tell(BUSY).catch((err: unknown) => log.warn({ err }, 'insight_draft.answer_failed'));
     }
+  }
+
+  /** The metadata is the submitter's to forge: its workspace must be the form's own. */
+  function ownForm(
+    args: SlackViewMiddlewareArgs & AllMiddlewareArgs,
+    meta: DraftMetadata,
+    userId: string,
+  ): boolean {
+    const teamId = payloadTeam(args.body) ?? args.context.teamId;
+    if (teamId === meta.teamId) return true;
+    const ids = { userId, teamId, claimedTeamId: meta.teamId, gapId: meta.gapId };
+    log.warn({ surface: 'view', reason: 'other_workspace', ...ids }, 'workspace.refused');
+    return false;
   }
 
   /** Where the gap's job is, to the person whose form was refused (a link it cannot hold). */
