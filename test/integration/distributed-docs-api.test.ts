@@ -105,6 +105,17 @@ describe.each(engineKinds)('distributed mode: the docs API per workspace (%s)', 
       () => h.logLines().filter((l) => l.msg === 'visitors.posted').length === 2,
       'both reports',
     );
+    // Every channel uses the workspace's connected project: `/agent project` says so, and
+    // changes nothing (no other project is checked with the workspace's key).
+    const answer = async (text: string) => {
+      const ack = await commandFrom(h, A, text);
+      const r = await h.slack.waitForResponse((x) => x.id === ack.responseId, 10_000);
+      return String((r.body as { text?: string }).text);
+    };
+    expect(await answer('project')).toContain('This workspace uses project `proj_alpha`');
+    expect(await answer('project proj_beta')).toContain(
+      "Every channel of this workspace uses the docs project connected in Docs Agent's App Home",
+    );
     const byProject = new Map<string, Set<string>>();
     for (const r of h.api.requests) {
       const p = String(projectOf(r));
