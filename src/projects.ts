@@ -6,7 +6,8 @@ import type { ChannelProject, Store } from './store/types.ts';
 
 /**
  * Which docs project a channel works on: the configured one (MINTLIFY_PROJECT_ID), or the
- * one `/agent project <id>` bound it to. Jobs, budgets and `/visitors` in the channel follow
+ * one `/agent project <id>` bound it to (in distributed mode, the one its workspace
+ * connected, and no binding). Jobs, budgets and `/visitors` in the channel follow
  * it. A project with a key in MINTLIFY_PROJECT_KEYS is called with that key, any other with
  * the organisation's admin key. A binding is made only to a project the agent API knows
  * (one cheap read first). Knows nothing of Slack beyond the ids it is given.

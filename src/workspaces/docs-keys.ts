@@ -67,7 +67,7 @@ export function createDocsKeys(deps: DocsKeysDeps): DocsKeys {
     const c = row.connection;
     if (!c) {
       kept.delete(key);
-      log.debug({ teamId: ws.teamId, enterpriseId: ws.enterpriseId ?? null }, 'docs.not_connected');
+      log.debug({ teamId: ws.teamId, enterpriseId: ws.enterpriseId ?? null }, 'docs.no_key');
       return undefined;
     }
     const credentials = { projectId: c.projectId, apiKey: c.openKey() };
