@@ -179,7 +179,7 @@ describe.each(engineKinds)('distributed mode: the docs API per workspace (%s)', 
     );
   });
 
-  it("keeps one workspace's spent analytics budget from stopping another's /visitors", async () => {
+  it("keeps one workspace's spent analytics budget from stopping another's /visitors and /insights", async () => {
     await start(engine);
     const config = loadConfig(h.env);
     if (!config.ok || !h.botStore) throw new Error('no bot');
@@ -196,8 +196,20 @@ describe.each(engineKinds)('distributed mode: the docs API per workspace (%s)', 
       () => h.logLines().some((l) => l.msg === 'visitors.posted' && l.channelId === B.channel),
       "Beta's report",
     );
+    // /insights plans its reads within the workspace's organisation's budget, not another's.
+    const planned = await commandFrom(h, A, '7d', '/insights');
+    const tooLow = await h.slack.waitForResponse((r) => r.id === planned.responseId, 10_000);
+    expect(String((tooLow.body as { text?: string }).text)).toContain('is used up');
+    expect(h.logLines().some((l) => l.msg === 'insights.budget_too_low')).toBe(true);
+    await commandFrom(h, B, '7d', '/insights');
+    await eventually(
+      () => h.logLines().some((l) => l.msg === 'insights.posted' && l.channelId === B.channel),
+      "Beta's insights",
+    );
     expect(madeWith(A_KEY)).toEqual([]);
     expect(madeWith(B_KEY).filter((r) => r.kind === 'visitors').length).toBeGreaterThan(0);
+    expect(madeWith(B_KEY).filter((r) => r.kind === 'searches').length).toBeGreaterThan(0);
+    expect(h.api.requests.every((r) => projectOf(r) === 'proj_beta')).toBe(true);
   });
 
   it("applies each workspace's allowlists and docs site to it alone", async () => {
