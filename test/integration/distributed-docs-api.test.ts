@@ -15,7 +15,17 @@ import { loadConfig } from '../../src/config/config.ts';
 import { NOT_CONNECTED_TEXT } from '../../src/slack/connect-blocks.ts';
 import type { RecordedRequest } from '../fakes/api-emulator.ts';
 import { homeClick } from '../helpers/connect.ts';
-import { ALPHA, BETA, commandFrom, install, replyFrom, vaultOf } from '../helpers/distributed.ts';
+import {
+  ALPHA,
+  BETA,
+  commandFrom,
+  EAST,
+  type From,
+  GLOBEX,
+  install,
+  replyFrom,
+  vaultOf,
+} from '../helpers/distributed.ts';
 import { Harness, SECRETS } from '../helpers/harness.ts';
 import { eventually, sleep } from '../helpers/net.ts';
 import { engineKinds } from '../helpers/store-engines.ts';
@@ -31,14 +41,17 @@ const B = { team: BETA.team, user: 'U0B1', channel: 'C0B1' };
 /** Each project's own key: the emulator answers 403 to it for any other project. */
 const A_KEY = 'mint_alphaKEY_9f8e7d6c5b4a39281706';
 const B_KEY = 'mint_betaKEY_0a1b2c3d4e5f607182934';
-const KEY_OF: Record<string, string> = { proj_alpha: A_KEY, proj_beta: B_KEY };
+const E_KEY = 'mint_eastKEY_5e4d3c2b1a0f9e8d7c6b5';
+const KEY_OF: Record<string, string> = { proj_alpha: A_KEY, proj_beta: B_KEY, proj_east: E_KEY };
+/** A team of an Enterprise Grid org, served by the org's org-wide install. */
+const E = { team: EAST.team, user: 'W0G1', channel: 'C0G1', enterprise: GLOBEX.id, orgWide: true };
 
 async function start(engine: 'sqlite' | 'postgres', env: Record<string, string> = {}) {
   h = await Harness.create({ engine, distributed: {}, env });
-  h.slack.addWorkspace(ALPHA);
-  h.slack.addWorkspace(BETA);
+  for (const ws of [ALPHA, BETA, EAST]) h.slack.addWorkspace(ws);
   h.api.addProject('proj_alpha', A_KEY);
   h.api.addProject('proj_beta', B_KEY);
+  h.api.addProject('proj_east', E_KEY);
   await h.start();
   await install(h, { team: ALPHA.team, user: A.user });
   await install(h, { team: BETA.team, user: B.user });
@@ -59,7 +72,7 @@ const keyOf = (r: RecordedRequest) => r.authorization?.replace(/^Bearer /, '');
 const madeWith = (key: string) => h.api.requests.filter((r) => keyOf(r) === key);
 
 /** `/agent` from a workspace: waits for its job, its root message, and its first poll. */
-async function startJob(from: typeof A, prompt: string) {
+async function startJob(from: From & { channel: string }, prompt: string) {
   const n = h.api.createdJobs().length;
   const ack = await commandFrom(h, from, prompt);
   expect(ack.status).toBe(200);
@@ -76,7 +89,7 @@ async function startJob(from: typeof A, prompt: string) {
 }
 
 /** `/visitors` from a workspace; answers once it is posted or the person was told why not. */
-async function visitors(from: typeof A) {
+async function visitors(from: From) {
   const ack = await commandFrom(h, from, '7d', '/visitors');
   expect(ack.status).toBe(200);
   return ack;
@@ -99,11 +112,20 @@ describe.each(engineKinds)('distributed mode: the docs API per workspace (%s)', 
     );
     expect(message?.path).toBe(`/v2/agent/proj_alpha/job/${a.job.id}/message`);
     expect(h.api.jobs.get(a.job.id)?.messages).toEqual(['Add a page for Alpha', 'Add a table too']);
+    // A team of an org, through the org-wide install: its own connection, by org and team.
+    await install(h, { enterprise: GLOBEX.id, orgWide: true, user: 'W0ADMIN' });
+    await vaultOf(h).connectDocs(
+      { enterpriseId: GLOBEX.id, teamId: EAST.team },
+      { projectId: 'proj_east', apiKey: E_KEY, connectedBy: 'W0ADMIN' },
+    );
+    const e = await startJob(E, 'Add a page for East');
+    expect(h.api.projectOf(e.job.id)).toBe('proj_east');
     await visitors(A);
     await visitors(B);
+    await visitors(E);
     await eventually(
-      () => h.logLines().filter((l) => l.msg === 'visitors.posted').length === 2,
-      'both reports',
+      () => h.logLines().filter((l) => l.msg === 'visitors.posted').length === 3,
+      'the three reports',
     );
     // Every channel uses the workspace's connected project: `/agent project` says so, and
     // changes nothing (no other project is checked with the workspace's key).
@@ -121,7 +143,7 @@ describe.each(engineKinds)('distributed mode: the docs API per workspace (%s)', 
       const p = String(projectOf(r));
       byProject.set(p, new Set([...(byProject.get(p) ?? []), `${r.kind}`]));
     }
-    expect([...byProject.keys()].sort()).toEqual(['proj_alpha', 'proj_beta']);
+    expect([...byProject.keys()].sort()).toEqual(['proj_alpha', 'proj_beta', 'proj_east']);
     expect([...(byProject.get('proj_alpha') ?? [])].sort()).toEqual([
       'create',
       'get',
@@ -129,6 +151,7 @@ describe.each(engineKinds)('distributed mode: the docs API per workspace (%s)', 
       'visitors',
     ]);
     expect([...(byProject.get('proj_beta') ?? [])].sort()).toEqual(['create', 'get', 'visitors']);
+    expect([...(byProject.get('proj_east') ?? [])].sort()).toEqual(['create', 'get', 'visitors']);
     // Every call went with its own project's key, and none was refused.
     for (const r of h.api.requests) {
       expect([r.path, keyOf(r)]).toEqual([r.path, KEY_OF[String(projectOf(r))]]);
