@@ -5,6 +5,7 @@ import { createLogger, type Logger } from '../log.ts';
 import { registerAccessControl } from '../slack/access-middleware.ts';
 import { registerListeners } from '../slack/listeners/index.ts';
 import { recordThreadReplies } from '../slack/listeners/thread-replies.ts';
+import { envelopeMismatch } from '../slack/workspace-claims.ts';
 import type { WorkspaceRef } from '../store/types.ts';
 import { type Core, openCore } from './core.ts';
 import { distributedDoctor, registerWorkspaceSide, type Workspaces } from './distributed.ts';
@@ -132,7 +133,12 @@ function registerSlackSide(
       accessOf: parts.accessOf,
       botUserId: async (ws) => (await slack.botFor(ws))?.userId,
       // Before Bolt's authorize and the docs gate: only a workspace installed and connected.
-      ...(workspaces ? { served: workspaces.docs.served } : {}),
+      ...(workspaces
+        ? {
+            served: workspaces.docs.served,
+            sameWorkspace: (body: unknown) => envelopeMismatch(body) === undefined,
+          }
+        : {}),
     }),
   );
 }
