@@ -5,6 +5,7 @@ import { createLogger, type Logger } from '../log.ts';
 import { registerAccessControl } from '../slack/access-middleware.ts';
 import { registerListeners } from '../slack/listeners/index.ts';
 import { recordThreadReplies } from '../slack/listeners/thread-replies.ts';
+import { envelopeMismatch } from '../slack/workspace-claims.ts';
 import { type Core, openCore } from './core.ts';
 import { distributedDoctor, registerWorkspaceSide } from './distributed.ts';
 import { startForgetSweep } from './forgets.ts';
@@ -122,7 +123,12 @@ function registerSlackSide(
       access,
       botUserId: async (ws) => (await slack.botFor(ws))?.userId,
       // Before Bolt's authorize and the docs gate: only a workspace installed and connected.
-      ...(workspaces ? { served: workspaces.docs.served } : {}),
+      ...(workspaces
+        ? {
+            served: workspaces.docs.served,
+            sameWorkspace: (body: unknown) => envelopeMismatch(body) === undefined,
+          }
+        : {}),
     }),
   );
 }
