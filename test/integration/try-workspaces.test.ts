@@ -10,7 +10,7 @@ import { answers } from '../helpers/process.ts';
 
 type Json = Record<string, unknown>;
 
-let stop: (() => void) | undefined;
+let stop: (() => Promise<void>) | undefined;
 afterEach(() => stop?.());
 
 /** The Allow page's link with this id, as a browser follows it. */
@@ -58,8 +58,15 @@ it('npm run try -- --workspaces 2: installs both workspaces through the Allow pa
     ],
     { env: { PATH: process.env.PATH ?? '' }, stdio: ['ignore', 'pipe', 'pipe'] },
   );
-  stop = () => {
-    child.kill('SIGKILL');
+  // The bot runs in a process group of its own: a failed test stops the script with SIGINT,
+  // which stops the bot, rather than killing the script alone and leaving the bot behind.
+  stop = async () => {
+    if (child.exitCode === null && child.signalCode === null) {
+      const exited = once(child, 'exit');
+      child.kill('SIGINT');
+      await Promise.race([exited, new Promise((r) => setTimeout(r, 10_000))]);
+      child.kill('SIGKILL');
+    }
     rmSync(out, { recursive: true, force: true });
   };
   child.stdout.on('data', (c) => chunks.push(String(c)));
