@@ -9,6 +9,7 @@ import { envelopeMismatch } from '../slack/workspace-claims.ts';
 import type { WorkspaceRef } from '../store/types.ts';
 import { type Core, openCore } from './core.ts';
 import { distributedDoctor, registerWorkspaceSide, type Workspaces } from './distributed.ts';
+import { startForgetSweep } from './forgets.ts';
 import { buildJobParts, type JobParts } from './job-parts.ts';
 import type { Bot, BotOptions } from './options.ts';
 import { createReporting, type Reporting } from './reporting.ts';
@@ -63,6 +64,8 @@ async function assemble(config: Config, opts: BotOptions, log: Logger, teardown:
     core.liveness.loopStore('digest', Number.POSITIVE_INFINITY),
   );
   if (stopDigest) teardown.add('digest', stopDigest);
+  if (core.workspaces)
+    startForgetSweep({ config, opts, log, teardown, liveness: core.liveness, now: core.now });
   addShutdownSteps(core, parts, config, teardown, log);
   const distributed = config.distribution ? { distributed: true } : {};
   log.info({ mode: config.slack.mode, port: config.port, ...distributed }, 'bot.started');
