@@ -6,8 +6,9 @@ import { registerAccessControl } from '../slack/access-middleware.ts';
 import { registerListeners } from '../slack/listeners/index.ts';
 import { recordThreadReplies } from '../slack/listeners/thread-replies.ts';
 import { envelopeMismatch } from '../slack/workspace-claims.ts';
+import type { WorkspaceRef } from '../store/types.ts';
 import { type Core, openCore } from './core.ts';
-import { distributedDoctor, registerWorkspaceSide } from './distributed.ts';
+import { distributedDoctor, registerWorkspaceSide, type Workspaces } from './distributed.ts';
 import { startForgetSweep } from './forgets.ts';
 import { buildJobParts, type JobParts } from './job-parts.ts';
 import type { Bot, BotOptions } from './options.ts';
@@ -52,6 +53,7 @@ async function assemble(config: Config, opts: BotOptions, log: Logger, teardown:
     clients: core.slack,
     analytics: core.budgets.analytics,
     now: core.now,
+    ...(core.workspaces ? { workspaces: reportingSide(core.workspaces, core, config) } : {}),
   });
   teardown.add('embeddings', reporting.stop);
   registerSlackSide(core, parts, reporting, config, log);
@@ -67,6 +69,15 @@ async function assemble(config: Config, opts: BotOptions, log: Logger, teardown:
   addShutdownSteps(core, parts, config, teardown, log);
   const distributed = config.distribution ? { distributed: true } : {};
   log.info({ mode: config.slack.mode, port: config.port, ...distributed }, 'bot.started');
+}
+
+/** Distributed mode's part of the reports: each workspace's budget and docs site. */
+function reportingSide(w: Workspaces, core: Core, config: Config) {
+  return {
+    analyticsFor: core.budgets.analyticsFor,
+    docsBaseUrlOf: async (ws: WorkspaceRef) =>
+      (await w.settingsOf(ws)).docsBaseUrl ?? config.visitors.docsBaseUrl,
+  };
 }
 
 /** The access check before every listener, then the listeners, then the thread replies. */
@@ -92,6 +103,7 @@ function registerSlackSide(
   // Before every listener: refused people and conversations reach none of them.
   registerAccessControl(slack.app, {
     access,
+    accessOf: parts.accessOf,
     log,
     isJobThread: async (team, channel, ts) =>
       (await store.findThread(team, channel, ts)) !== undefined,
@@ -121,6 +133,7 @@ function registerSlackSide(
     recordThreadReplies({
       jobs,
       access,
+      accessOf: parts.accessOf,
       botUserId: async (ws) => (await slack.botFor(ws))?.userId,
       // Before Bolt's authorize and the docs gate: only a workspace installed and connected.
       ...(workspaces

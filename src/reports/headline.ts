@@ -26,8 +26,8 @@ export function keepingHeadlines(
   log: Logger,
 ): ReportService {
   return {
-    async build(range, project) {
-      const report = await reports.build(range, project);
+    async build(range, project, workspace) {
+      const report = await reports.build(range, project, workspace);
       // The Home shows the configured project's figures; a bound channel's report is not them.
       if (project !== undefined) return report;
       await store

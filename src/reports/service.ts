@@ -1,4 +1,4 @@
-import type { ApiClient } from '../api/client.ts';
+import type { ApiClient, ApiWorkspace } from '../api/client.ts';
 import { BudgetExhausted } from '../api/errors.ts';
 import type { PageRow, VisitorsPage } from '../api/schemas.ts';
 import type { Logger } from '../log.ts';
@@ -69,8 +69,15 @@ export function createReportService(deps: ReportServiceDeps) {
   const maxRequests = Math.max(deps.maxRequests ?? DEFAULT_MAX_REQUESTS, CORE_REQUESTS);
   const cache = new Map<string, { report: Report; expiresAt: number }>();
 
-  /** `project`: a channel's own project (`/agent project`); the configured one when unset. */
-  async function build(range: DateRange, project?: string): Promise<Report> {
+  /**
+   * `project`: a channel's own project (`/agent project`); the configured one when unset.
+   * `workspace`: distributed mode's workspace the report is for (its key, its budget).
+   */
+  async function build(
+    range: DateRange,
+    project?: string,
+    workspace?: ApiWorkspace,
+  ): Promise<Report> {
     const cacheKey = `${project ? `${project}|` : ''}${range.from}|${range.to}|${range.timeZone}`;
     const hit = cache.get(cacheKey);
     if (hit && hit.expiresAt > now()) {
@@ -87,7 +94,7 @@ export function createReportService(deps: ReportServiceDeps) {
     ): Promise<VisitorsPage> => {
       if (optional && requests >= maxRequests) throw new Stop('cap');
       requests++;
-      const q = { ...apiParams(r), limit, offset, project };
+      const q = { ...apiParams(r), limit, offset, project, workspace };
       return deps.api.getVisitorsPage(q).catch((err: unknown) => {
         if (optional && err instanceof BudgetExhausted) throw new Stop('budget');
         throw err;

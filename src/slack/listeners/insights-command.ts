@@ -40,7 +40,7 @@ export function registerInsightsCommand(app: App, deps: InsightsCommandDeps): vo
       projects: deps.projects,
       bot: deps.bot,
       post: async ({ range, projectId, channelId, ws }) => {
-        const report = await deps.insights.build(range, projectId);
+        const report = await deps.insights.build(range, projectId, { workspace: ws });
         const gaps = await deps.gapBook?.resolve(report, projectId);
         const poster = await deps.insightsPosterFor(ws);
         await poster.post(channelId, report, gaps ? { gaps } : {});

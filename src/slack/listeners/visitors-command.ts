@@ -40,7 +40,7 @@ export function registerVisitorsCommand(
       projects: deps.projects,
       bot: deps.bot,
       post: async ({ range, projectId, channelId, ws }) => {
-        const report = await deps.reports.build(range, projectId);
+        const report = await deps.reports.build(range, projectId, ws);
         const poster = await deps.posterFor(ws);
         await poster.postReport(channelId, report, {
           title: 'Docs traffic',
