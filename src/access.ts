@@ -1,5 +1,6 @@
 /**
- * Who may use the bot, and where (ALLOWED_USERS, ALLOWED_CHANNELS). One pure rule, shared by
+ * Who may use the bot, and where (ALLOWED_USERS, ALLOWED_CHANNELS; in distributed mode, each
+ * workspace's own lists from its settings). One pure rule, shared by
  * the Slack middleware that refuses requests and by the path that records thread replies
  * before the ack, so that a refused reply never becomes a follow-up.
  *
@@ -43,6 +44,29 @@ export function createAccess(lists: AccessLists): Access {
     check,
     isAllowed: (userId, channelId) => check(userId, channelId).ok,
   };
+}
+
+/** A workspace as its own lists are found (distributed mode). */
+export interface AccessWorkspace {
+  teamId: string;
+  enterpriseId?: string | null | undefined;
+}
+
+/** Each workspace's lists (distributed mode), read when a request of it is checked. */
+export type AccessOf = (ws: AccessWorkspace) => Promise<Access>;
+
+/**
+ * A workspace's lists in distributed mode: those its admins saved in the App Home, and for a
+ * list they left unset the deployment's own (ALLOWED_USERS, ALLOWED_CHANNELS).
+ */
+export function workspaceAccess(
+  deployment: AccessLists,
+  own: { allowedUsers?: readonly string[]; allowedChannels?: readonly string[] },
+): Access {
+  return createAccess({
+    users: own.allowedUsers ?? deployment.users,
+    channels: own.allowedChannels ?? deployment.channels,
+  });
 }
 
 /** Everyone, everywhere: what an unset pair of lists means. */

@@ -1,4 +1,4 @@
-import { ApiError } from './api/errors.ts';
+import { ApiError, NotConnected } from './api/errors.ts';
 import { PROJECT_ID } from './config/config.ts';
 import type { Logger } from './log.ts';
 import { escapeMrkdwn } from './mrkdwn.ts';
@@ -6,7 +6,8 @@ import type { ChannelProject, Store } from './store/types.ts';
 
 /**
  * Which docs project a channel works on: the configured one (MINTLIFY_PROJECT_ID), or the
- * one `/agent project <id>` bound it to. Jobs, budgets and `/visitors` in the channel follow
+ * one `/agent project <id>` bound it to (in distributed mode, the one its workspace
+ * connected, and no binding). Jobs, budgets and `/visitors` in the channel follow
  * it. A project with a key in MINTLIFY_PROJECT_KEYS is called with that key, any other with
  * the organisation's admin key. A binding is made only to a project the agent API knows
  * (one cheap read first). Knows nothing of Slack beyond the ids it is given.
@@ -20,12 +21,30 @@ export interface ProjectsDeps {
   adminUsers: readonly string[];
   /** Reads the project from the agent API (with its key): rejects with `NotFound` when unknown. */
   checkProject: (projectId: string) => Promise<void>;
+  /**
+   * Distributed mode: the project a workspace connected from the App Home. Every channel of
+   * the workspace uses it, and `/agent project <id>` changes nothing: the workspace's key was
+   * checked against that project alone, and only an admin of the workspace replaces it.
+   */
+  connected?: ((teamId: string) => Promise<ConnectedProject | undefined>) | undefined;
   log: Logger;
   now?: () => number;
 }
 
+/** A workspace's connected docs project (distributed mode), as the vault keeps it. */
+export interface ConnectedProject {
+  projectId: string;
+  connectedBy: string;
+  connectedAt: number;
+}
+
 /** Why `/agent project <id>` changed nothing. */
-export type ProjectRefusal = 'not_admin' | 'malformed' | 'unknown_project' | 'check_failed';
+export type ProjectRefusal =
+  | 'not_admin'
+  | 'malformed'
+  | 'unknown_project'
+  | 'check_failed'
+  | 'connected_project';
 
 /** `/agent project default` (or `reset`) goes back to the configured project. */
 const BACK_TO_DEFAULT = /^(default|reset|none)$/i;
@@ -38,18 +57,29 @@ export function createProjects(deps: ProjectsDeps) {
   const keyNote = (id: string) =>
     keyed.has(id) ? 'with its own API key' : "with the organisation's admin key";
 
-  /** The channel's binding, if it has one (the configured project otherwise). */
-  const binding = (teamId: string, channelId: string): Promise<ChannelProject | undefined> =>
-    deps.store.channelProject(teamId, channelId);
+  /**
+   * The channel's binding, if it has one (the configured project otherwise); in distributed
+   * mode the workspace's connected project, as set by whoever connected it.
+   */
+  async function binding(teamId: string, channelId: string): Promise<ChannelProject | undefined> {
+    if (!deps.connected) return deps.store.channelProject(teamId, channelId);
+    const c = await deps.connected(teamId);
+    return (
+      c && { teamId, channelId, projectId: c.projectId, setBy: c.connectedBy, setAt: c.connectedAt }
+    );
+  }
 
   /** The project the channel's jobs and budget use. */
   async function forChannel(teamId: string, channelId: string): Promise<string> {
-    return (await binding(teamId, channelId))?.projectId ?? deps.defaultProjectId;
+    const b = await binding(teamId, channelId);
+    if (deps.connected && !b) throw new NotConnected('project.read');
+    return b?.projectId ?? deps.defaultProjectId;
   }
 
   /** `/agent project`: what the channel uses, and who set it. */
   async function describe(teamId: string, channelId: string): Promise<string> {
     const b = await binding(teamId, channelId);
+    if (deps.connected) return connectedText(b);
     if (!b)
       return `This channel uses the default project \`${escapeMrkdwn(deps.defaultProjectId)}\` (${keyNote(deps.defaultProjectId)}).`;
     const at = Math.floor(b.setAt / 1000);
@@ -65,6 +95,12 @@ export function createProjects(deps: ProjectsDeps) {
     req: { teamId: string; channelId: string; userId: string },
     arg: string,
   ): Promise<{ changed: boolean; text: string; refused?: ProjectRefusal }> {
+    if (deps.connected)
+      return {
+        changed: false,
+        refused: 'connected_project',
+        text: "Every channel of this workspace uses the docs project connected in Docs Agent's App Home: a workspace admin replaces it there (Replace key).",
+      };
     if (!admins.has(req.userId))
       return {
         changed: false,
@@ -140,6 +176,15 @@ export function createProjects(deps: ProjectsDeps) {
   }
 
   return { binding, forChannel, describe, change };
+}
+
+/** `/agent project` in distributed mode: the workspace's connected project. */
+function connectedText(b: ChannelProject | undefined): string {
+  if (!b)
+    return "This workspace has no docs project connected: a workspace admin connects one from Docs Agent's App Home.";
+  const at = Math.floor(b.setAt / 1000);
+  const date = new Date(b.setAt).toISOString().slice(0, 10);
+  return `This workspace uses project \`${escapeMrkdwn(b.projectId)}\`, connected by <@${b.setBy}> on <!date^${at}^{date_short}|${date}> from Docs Agent's App Home. Jobs, the agent budget and \`/visitors\` in every channel use it.`;
 }
 
 export type Projects = ReturnType<typeof createProjects>;

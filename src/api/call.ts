@@ -38,17 +38,54 @@ export interface ApiClientOptions {
   projectId: string;
   /** Keys of single projects (MINTLIFY_PROJECT_KEYS), by project id. */
   projectKeys?: Readonly<Record<string, string>>;
+  /**
+   * Distributed mode: each workspace's connected project and key. Every call then names its
+   * workspace and goes with that workspace's key, to its project unless the call names one;
+   * a call for no workspace, or for one with nothing connected, is refused (`NotConnected`)
+   * before anything is sent. Unset: the environment's key and project, as always.
+   */
+  workspaceKeys?: WorkspaceKeys | undefined;
   log: Logger;
   timeoutMs?: number;
   retry?: Partial<RetryOptions>;
-  /** The agent budget is per project: one budget, or one for each project id. */
-  budgets?: { agent?: Budget | ((projectId: string) => Budget); analytics?: Budget };
+  /**
+   * The agent budget is per project: one budget, or one for each project id. The analytics
+   * budget is per organisation: one budget, or (distributed mode) one for each workspace's
+   * organisation, named by its connected project (`WorkspaceCredentials.projectId`).
+   */
+  budgets?: {
+    agent?: Budget | ((projectId: string) => Budget);
+    analytics?: Budget | ((organisation: string) => Budget);
+  };
   metrics?: ApiMetrics;
 }
 
+/** A workspace of the distributed mode, as its docs connection is keyed. */
+export interface ApiWorkspace {
+  teamId: string;
+  enterpriseId?: string | null | undefined;
+}
+
+/** What a workspace connected: its project, and the admin key that opens it. */
+export interface WorkspaceCredentials {
+  projectId: string;
+  /** Never logged, never in an error. */
+  apiKey: string;
+}
+
+/** Where each workspace's key comes from (src/workspaces/docs-keys.ts). */
+export interface WorkspaceKeys {
+  /** Undefined: the workspace has no docs project connected. */
+  credentialsFor(ws: ApiWorkspace): Promise<WorkspaceCredentials | undefined>;
+  /** The service refused the workspace's key (401, 403): it is read again next time. */
+  refused(ws: ApiWorkspace): void;
+}
+
 export interface VisitorsQuery {
-  /** The configured project when unset. */
+  /** The configured project when unset (distributed mode: the workspace's). */
   project?: string | undefined;
+  /** Distributed mode: the workspace the report is for (its key, its organisation's budget). */
+  workspace?: ApiWorkspace | undefined;
   dateFrom: string;
   dateTo: string;
   limit: number;
@@ -98,8 +135,10 @@ export interface Call<S extends z.ZodType> {
 /** A read's own limits: a caller that retries on its own schedule asks for one short attempt. */
 export interface ReadOptions {
   signal?: AbortSignal;
-  /** The configured project when unset. */
+  /** The configured project when unset (distributed mode: the workspace's). */
   project?: string | undefined;
+  /** Distributed mode: the workspace the call is for (required there). */
+  workspace?: ApiWorkspace | undefined;
   /** Attempts after the first (default: the client's retry table). */
   retries?: number;
   /** Per attempt; never longer than the client's own timeout. */
@@ -109,8 +148,10 @@ export interface ReadOptions {
 /** A write's own limits. */
 export interface WriteOptions {
   signal?: AbortSignal;
-  /** The configured project when unset. */
+  /** The configured project when unset (distributed mode: the workspace's). */
   project?: string | undefined;
+  /** Distributed mode: the workspace the call is for (required there). */
+  workspace?: ApiWorkspace | undefined;
   /**
    * A budget slot the caller took ahead (a reservation): the first attempt uses it instead
    * of taking one, so the request is counted once; released if it never reaches the service.

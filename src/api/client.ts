@@ -1,6 +1,14 @@
 import type { z } from 'zod';
 import type { Budget } from './budget.ts';
-import type { ApiClientOptions, Call, ReadOptions, VisitorsQuery, WriteOptions } from './call.ts';
+import type {
+  ApiClientOptions,
+  ApiWorkspace,
+  Call,
+  ReadOptions,
+  VisitorsQuery,
+  WriteOptions,
+} from './call.ts';
+import { Forbidden, NotConnected, Unauthorized } from './errors.ts';
 import * as insights from './insights-calls.ts';
 import {
   Job,
@@ -14,9 +22,12 @@ export { parseRetryAfter } from './answers.ts';
 export type {
   ApiClientOptions,
   ApiMetrics,
+  ApiWorkspace,
   ReadOptions,
   RetryOptions,
   VisitorsQuery,
+  WorkspaceCredentials,
+  WorkspaceKeys,
   WriteOptions,
 } from './call.ts';
 
@@ -51,35 +62,63 @@ export class ApiClient {
     return typeof agent === 'function' ? agent(project) : agent;
   }
 
+  /** The analytics budget of the call's organisation (distributed mode: its workspace's). */
+  #analyticsBudget(scope: Scope): Budget | undefined {
+    const analytics = this.#opts.budgets?.analytics;
+    if (typeof analytics !== 'function') return analytics;
+    return scope.organisation === undefined ? undefined : analytics(scope.organisation);
+  }
+
+  /**
+   * Where a call goes and with which key: the named project (else the configured one) with
+   * the environment's key; in distributed mode the workspace's own key, to the named project
+   * or else the one it connected. A workspace with nothing connected, or a call naming no
+   * workspace there, is `NotConnected`: nothing is sent, no key is used.
+   */
+  async #scope(
+    operation: string,
+    project: string | undefined,
+    workspace: ApiWorkspace | undefined,
+  ): Promise<Scope> {
+    const keys = this.#opts.workspaceKeys;
+    if (!keys) return { project: project ?? this.#opts.projectId };
+    const c = workspace && (await keys.credentialsFor(workspace));
+    if (!c) throw new NotConnected(operation);
+    return {
+      project: project ?? c.projectId,
+      apiKey: c.apiKey,
+      organisation: c.projectId,
+      workspace,
+    };
+  }
+
   /** `signal` bounds the call (its retries included); see `getJob`. */
-  createJob(prompt: string, opts: WriteOptions = {}): Promise<Job> {
-    const project = opts.project ?? this.#opts.projectId;
-    return this.#call({
+  async createJob(prompt: string, opts: WriteOptions = {}): Promise<Job> {
+    const scope = await this.#scope('job.create', opts.project, opts.workspace);
+    return this.#call(scope, {
       signal: opts.signal,
       operation: 'job.create',
       method: 'POST',
-      project,
-      path: this.#agentPath(project, '/job'),
+      path: this.#agentPath(scope.project, '/job'),
       body: { prompt },
       schema: Job,
       what: 'The project',
-      budget: this.#agentBudget(project),
+      budget: this.#agentBudget(scope.project),
       slot: opts.slot,
     });
   }
 
-  sendMessage(jobId: string, prompt: string, opts: WriteOptions = {}): Promise<Job> {
-    const project = opts.project ?? this.#opts.projectId;
-    return this.#call({
+  async sendMessage(jobId: string, prompt: string, opts: WriteOptions = {}): Promise<Job> {
+    const scope = await this.#scope('job.message', opts.project, opts.workspace);
+    return this.#call(scope, {
       signal: opts.signal,
       operation: 'job.message',
       method: 'POST',
-      project,
-      path: this.#agentPath(project, `/job/${encodeURIComponent(jobId)}/message`),
+      path: this.#agentPath(scope.project, `/job/${encodeURIComponent(jobId)}/message`),
       body: { prompt },
       schema: Job,
       what: 'The job',
-      budget: this.#agentBudget(project),
+      budget: this.#agentBudget(scope.project),
       slot: opts.slot,
     });
   }
@@ -88,33 +127,31 @@ export class ApiClient {
    * `signal` lets a shutdown cut an in-flight poll and its retries short; the poller asks
    * for a single short attempt (`retries`, `timeoutMs`): its schedule is the retry.
    */
-  getJob(jobId: string, opts: ReadOptions = {}): Promise<Job> {
-    const project = opts.project ?? this.#opts.projectId;
-    return this.#call({
-      project,
+  async getJob(jobId: string, opts: ReadOptions = {}): Promise<Job> {
+    const scope = await this.#scope('job.get', opts.project, opts.workspace);
+    return this.#call(scope, {
       signal: opts.signal,
       retries: opts.retries,
       timeoutMs: opts.timeoutMs,
       operation: 'job.get',
       method: 'GET',
-      path: this.#agentPath(project, `/job/${encodeURIComponent(jobId)}`),
+      path: this.#agentPath(scope.project, `/job/${encodeURIComponent(jobId)}`),
       schema: Job,
       what: 'The job',
       budget: undefined,
     });
   }
 
-  getVisitorsPage(q: VisitorsQuery): Promise<VisitorsPage> {
-    const project = q.project ?? this.#opts.projectId;
-    return this.#call({
+  async getVisitorsPage(q: VisitorsQuery): Promise<VisitorsPage> {
+    const scope = await this.#scope('visitors.get', q.project, q.workspace);
+    return this.#call(scope, {
       operation: 'visitors.get',
       method: 'GET',
-      project,
-      path: `/v1/analytics/${encodeURIComponent(project)}/visitors`,
+      path: `/v1/analytics/${encodeURIComponent(scope.project)}/visitors`,
       query: { dateFrom: q.dateFrom, dateTo: q.dateTo, limit: q.limit, offset: q.offset },
       schema: VisitorsPageSchema,
       what: 'The project',
-      budget: this.#opts.budgets?.analytics,
+      budget: this.#analyticsBudget(scope),
     });
   }
 
@@ -150,19 +187,22 @@ export class ApiClient {
     return this.#analytics(insights.feedbackByPageRead, q, opts);
   }
 
-  /** An analytics read: the query's project (else the configured one), the shared budget. */
-  #analytics<Q extends { project?: string | undefined }, S extends z.ZodType>(
+  /**
+   * An analytics read: the query's project (else the configured one, or the workspace's),
+   * the organisation's budget.
+   */
+  async #analytics<Q extends { project?: string | undefined }, S extends z.ZodType>(
     build: (project: string, q: Q) => insights.AnalyticsRead<S>,
     q: Q,
     opts: ReadOptions,
   ): Promise<z.infer<S>> {
-    const project = q.project ?? opts.project ?? this.#opts.projectId;
-    return this.#call({
-      ...build(project, q),
+    const read = build('', q);
+    const scope = await this.#scope(read.operation, q.project ?? opts.project, opts.workspace);
+    return this.#call(scope, {
+      ...build(scope.project, q),
       method: 'GET',
-      project,
       what: 'The project',
-      budget: this.#opts.budgets?.analytics,
+      budget: this.#analyticsBudget(scope),
       signal: opts.signal,
       retries: opts.retries,
       timeoutMs: opts.timeoutMs,
@@ -196,11 +236,15 @@ export class ApiClient {
     projectId: string,
     o: { apiKey?: string; retries: number; timeoutMs: number },
   ): Promise<void> {
-    await this.#call({
-      operation: o.apiKey === undefined ? 'project.check' : 'project.check_key',
+    const operation = o.apiKey === undefined ? 'project.check' : 'project.check_key';
+    // A key being checked is its own scope; otherwise the environment's (refused when none).
+    const scope =
+      o.apiKey === undefined
+        ? await this.#scope(operation, projectId, undefined)
+        : { project: projectId, apiKey: o.apiKey };
+    await this.#call(scope, {
+      operation,
       method: 'GET',
-      project: projectId,
-      apiKey: o.apiKey,
       path: `/v1/agent/${encodeURIComponent(projectId)}/jobs`,
       query: { take: 1 },
       schema: ProjectJobs,
@@ -217,14 +261,13 @@ export class ApiClient {
    * use; it does cost one analytics request (of 100 an hour), counted in the shared budget.
    */
   async checkAccess(projectId?: string): Promise<void> {
-    const project = projectId ?? this.#opts.projectId;
+    const scope = await this.#scope('access.check', projectId, undefined);
     const today = new Date();
     const yesterday = new Date(today.getTime() - 86_400_000);
-    await this.#call({
+    await this.#call(scope, {
       operation: 'access.check',
       method: 'GET',
-      project,
-      path: `/v1/analytics/${encodeURIComponent(project)}/visitors`,
+      path: `/v1/analytics/${encodeURIComponent(scope.project)}/visitors`,
       query: {
         dateFrom: yesterday.toISOString().slice(0, 10),
         dateTo: today.toISOString().slice(0, 10),
@@ -233,7 +276,7 @@ export class ApiClient {
       },
       schema: VisitorsPageSchema,
       what: 'The project',
-      budget: this.#opts.budgets?.analytics,
+      budget: this.#analyticsBudget(scope),
       retries: 0,
       timeoutMs: 10_000,
     });
@@ -250,7 +293,32 @@ export class ApiClient {
     }
   }
 
-  #call<S extends z.ZodType>(call: Call<S>): Promise<z.infer<S>> {
-    return this.#transport.call(call);
+  /**
+   * Sends a call in its scope. A workspace's key the service refuses is read again from the
+   * vault next time (it may have been replaced), and a 401 says whose key it was.
+   */
+  async #call<S extends z.ZodType>(
+    scope: Scope,
+    call: Omit<Call<S>, 'project' | 'apiKey'>,
+  ): Promise<z.infer<S>> {
+    try {
+      return await this.#transport.call({ ...call, project: scope.project, apiKey: scope.apiKey });
+    } catch (err) {
+      const ws = scope.workspace;
+      if (ws && (err instanceof Unauthorized || err instanceof Forbidden)) {
+        this.#opts.workspaceKeys?.refused(ws);
+        if (err instanceof Unauthorized) throw new Unauthorized(call.operation, 'workspace');
+      }
+      throw err;
+    }
   }
+}
+
+/** Where one call goes: its project, its key (undefined: the environment's), its budgets. */
+interface Scope {
+  project: string;
+  apiKey?: string | undefined;
+  /** Names the organisation's analytics budget (distributed mode: the connected project). */
+  organisation?: string | undefined;
+  workspace?: ApiWorkspace | undefined;
 }

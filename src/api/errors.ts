@@ -26,6 +26,7 @@ export type ApiErrorKind =
   | 'timeout'
   | 'malformed'
   | 'budget_exhausted'
+  | 'not_connected'
   | 'stopped';
 
 /** 'no': the service provably did not act on it. 'unknown': it may have. */
@@ -62,11 +63,16 @@ export class InvalidRequest extends ApiError {
 
 export class Unauthorized extends ApiError {
   readonly kind = 'unauthorized';
-  constructor(operation: string) {
+  /** `workspace`: the key a workspace connected (distributed mode), not one of the environment. */
+  constructor(operation: string, key: 'environment' | 'workspace' = 'environment') {
     const { name, keyVariable } = serviceOf(operation);
     const who =
       name === MINTLIFY.name ? 'The Mintlify API key was rejected' : `${name} rejected the key`;
-    super(`${who}: it is wrong or has expired (check ${keyVariable})`, {
+    const check =
+      key === 'workspace'
+        ? "a workspace admin replaces it from Docs Agent's App Home"
+        : `check ${keyVariable}`;
+    super(`${who}: it is wrong or has expired (${check})`, {
       operation,
       status: 401,
       applied: 'no',
@@ -158,6 +164,20 @@ export class BudgetExhausted extends ApiError {
     });
     this.retryAt = retryAt;
     this.limit = limit;
+  }
+}
+
+/**
+ * Distributed mode: the workspace the call is for has no docs project connected (never, or
+ * not any more), so nothing was sent and no key was used.
+ */
+export class NotConnected extends ApiError {
+  readonly kind = 'not_connected';
+  constructor(operation: string) {
+    super(
+      "This workspace has no docs project connected: a workspace admin connects one from Docs Agent's App Home",
+      { operation, applied: 'no' },
+    );
   }
 }
 

@@ -6,8 +6,10 @@ import { registerAccessControl } from '../slack/access-middleware.ts';
 import { registerListeners } from '../slack/listeners/index.ts';
 import { recordThreadReplies } from '../slack/listeners/thread-replies.ts';
 import { envelopeMismatch } from '../slack/workspace-claims.ts';
+import type { WorkspaceRef } from '../store/types.ts';
 import { type Core, openCore } from './core.ts';
-import { distributedDoctor, registerWorkspaceSide } from './distributed.ts';
+import { distributedDoctor, registerWorkspaceSide, type Workspaces } from './distributed.ts';
+import { startForgetSweep } from './forgets.ts';
 import { buildJobParts, type JobParts } from './job-parts.ts';
 import type { Bot, BotOptions } from './options.ts';
 import { createReporting, type Reporting } from './reporting.ts';
@@ -52,6 +54,7 @@ async function assemble(config: Config, opts: BotOptions, log: Logger, teardown:
     analytics: core.budgets.analytics,
     now: core.now,
     workspaceDigests: core.workspaces && (() => core.workspaces!.docs.digests()),
+    ...(core.workspaces ? { workspaces: reportingSide(core.workspaces, core, config) } : {}),
   });
   teardown.add('embeddings', reporting.stop);
   registerSlackSide(core, parts, reporting, config, log);
@@ -62,9 +65,20 @@ async function assemble(config: Config, opts: BotOptions, log: Logger, teardown:
     core.liveness.loopStore('digest', Number.POSITIVE_INFINITY),
   );
   if (stopDigest) teardown.add('digest', stopDigest);
+  if (core.workspaces)
+    startForgetSweep({ config, opts, log, teardown, liveness: core.liveness, now: core.now });
   addShutdownSteps(core, parts, config, teardown, log);
   const distributed = config.distribution ? { distributed: true } : {};
   log.info({ mode: config.slack.mode, port: config.port, ...distributed }, 'bot.started');
+}
+
+/** Distributed mode's part of the reports: each workspace's budget and docs site. */
+function reportingSide(w: Workspaces, core: Core, config: Config) {
+  return {
+    analyticsFor: core.budgets.analyticsFor,
+    docsBaseUrlOf: async (ws: WorkspaceRef) =>
+      (await w.settingsOf(ws)).docsBaseUrl ?? config.visitors.docsBaseUrl,
+  };
 }
 
 /** The access check before every listener, then the listeners, then the thread replies. */
@@ -90,6 +104,7 @@ function registerSlackSide(
   // Before every listener: refused people and conversations reach none of them.
   registerAccessControl(slack.app, {
     access,
+    accessOf: parts.accessOf,
     log,
     isJobThread: async (team, channel, ts) =>
       (await store.findThread(team, channel, ts)) !== undefined,
@@ -119,6 +134,7 @@ function registerSlackSide(
     recordThreadReplies({
       jobs,
       access,
+      accessOf: parts.accessOf,
       botUserId: async (ws) => (await slack.botFor(ws))?.userId,
       // Before Bolt's authorize and the docs gate: only a workspace installed and connected.
       ...(workspaces

@@ -10,7 +10,17 @@ export const ANALYTICS_REQUESTS_PER_HOUR = 100;
 /**
  * The documented hourly budgets, counted in the store so that replicas share them: the agent
  * budget per project (`agent` is the configured project's, the one the metrics show; none in
- * distributed mode, where every workspace has its own), the analytics budget per organisation.
+ * distributed mode, where every workspace has its own), the analytics budget per organisation
+ * (`analytics`: the environment's one organisation; `analyticsFor`: a workspace's, in
+ * distributed mode).
+ *
+ * The service does not say which organisation a key or project belongs to, so distributed
+ * mode names a workspace's organisation by the project it connected: workspaces that connect
+ * the same project (the teams of an Enterprise Grid org, say) share its budget, and replacing
+ * a key (rotating it) keeps the count, as the service keeps its own. Two projects of one
+ * organisation are counted apart here, so the service may answer 429 before this budget is
+ * spent: that is waited out or told like any 429. A hash of the key would count two keys of
+ * one organisation apart as well, and would start again from zero at each rotation.
  */
 export function createBudgets(config: Config, store: Store, now: () => number = Date.now) {
   const agentBudgets = new Map<string, Budget>();
@@ -28,6 +38,22 @@ export function createBudgets(config: Config, store: Store, now: () => number = 
     }
     return budget;
   };
+  const analyticsBudgets = new Map<string, Budget>();
+  /** A connected workspace's organisation, named by its connected project. */
+  const analyticsFor = (organisation: string): Budget => {
+    let budget = analyticsBudgets.get(organisation);
+    if (!budget) {
+      budget = slidingWindowBudget(store, {
+        key: `analytics:${organisation}`,
+        limit: ANALYTICS_REQUESTS_PER_HOUR,
+        windowMs: HOUR_MS,
+        description: "This workspace's analytics budget (100 requests per hour)",
+        now,
+      });
+      analyticsBudgets.set(organisation, budget);
+    }
+    return budget;
+  };
   const workspace = envWorkspace(config);
   return {
     agentFor,
@@ -39,5 +65,6 @@ export function createBudgets(config: Config, store: Store, now: () => number = 
       description: 'The analytics budget (100 requests per hour)',
       now,
     }),
+    analyticsFor,
   };
 }

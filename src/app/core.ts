@@ -63,7 +63,10 @@ export async function openCore(
   });
   const inflight = createInflight();
   let accepting = true;
-  const workspaces = await openWorkspaces(config, store, log, clock.now);
+  const workspaces = await openWorkspaces(config, store, log, {
+    now: clock.now,
+    analyticsFor: budgets.analyticsFor,
+  });
   const slack = createSlack({
     config,
     log,
@@ -79,7 +82,7 @@ export async function openCore(
   teardown.add('slack', () =>
     slack.stop(Math.min(KEEP_ALIVE_GRACE_MS, Math.floor(teardown.remainingMs() / 2))),
   );
-  const api = openApi(config, opts, { log, budgets, metrics, inflight, teardown });
+  const api = openApi(config, opts, { log, budgets, metrics, inflight, teardown, workspaces });
   const stopAccepting = () => {
     accepting = false;
   };
@@ -126,13 +129,19 @@ function openApi(
     metrics: Metrics;
     inflight: Inflight;
     teardown: Teardown;
+    workspaces: Workspaces | undefined;
   },
 ): ApiClient {
-  const { log, budgets, metrics, inflight, teardown } = deps;
+  const { log, budgets, metrics, inflight, teardown, workspaces } = deps;
   const api = new ApiClient({
     ...apiSettings(config, opts),
     log: log.child({ component: 'api' }),
-    budgets: { agent: budgets.agentFor, analytics: budgets.analytics },
+    // Distributed mode: each workspace's own key, and its organisation's analytics budget.
+    ...(workspaces ? { workspaceKeys: workspaces.keys } : {}),
+    budgets: {
+      agent: budgets.agentFor,
+      analytics: workspaces ? budgets.analyticsFor : budgets.analytics,
+    },
     metrics,
   });
   // After the loops (the poller cuts its own polls short and must see that, not a failure);
@@ -181,8 +190,8 @@ function createSlack(deps: {
 
 /**
  * The API client's settings. In distributed mode there is no organisation key: each
- * workspace connects its own (not served by this client yet), and the docs gate keeps every
- * request of a workspace with no connection from reaching the API.
+ * workspace connects its own, which the client takes from `workspaceKeys` for each call, and
+ * the docs gate keeps every request of a workspace with no connection from reaching the API.
  */
 function apiSettings(config: Config, opts: BotOptions) {
   const workspace = envWorkspace(config);

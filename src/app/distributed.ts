@@ -1,5 +1,6 @@
 import type { App } from '@slack/bolt';
-import type { ApiClient } from '../api/client.ts';
+import type { Budget } from '../api/budget.ts';
+import type { ApiClient, ApiWorkspace } from '../api/client.ts';
 import type { Config } from '../config/config.ts';
 import type { Inflight } from '../inflight.ts';
 import type { Logger } from '../log.ts';
@@ -12,7 +13,14 @@ import { registerUninstall } from '../slack/listeners/uninstall.ts';
 import type { OAuthSetup } from '../slack/oauth.ts';
 import { registerWorkspaceClaims } from '../slack/workspace-claims.ts';
 import type { Store } from '../store/types.ts';
+import type { WorkspaceSettings } from '../workspace-settings.ts';
 import { createDocsAdmin, createDocsReader, type DocsReader } from '../workspaces/docs-admin.ts';
+import {
+  createDocsKeys,
+  type DocsKeys,
+  type DocsScope,
+  forgettingKeys,
+} from '../workspaces/docs-keys.ts';
 import { describeKeys, verifyKeys } from '../workspaces/key-check.ts';
 import { createUninstall, type Uninstall } from '../workspaces/uninstall.ts';
 import { createVault, type Vault } from '../workspaces/vault.ts';
@@ -26,6 +34,16 @@ import { createVault, type Vault } from '../workspaces/vault.ts';
 
 export interface Workspaces {
   vault: Vault;
+  /** Each workspace's connected project and key, for the API client (opened briefly). */
+  keys: DocsKeys;
+  /**
+   * What the reports and insights services need to serve a workspace (its project, its key
+   * through the client, its organisation's analytics budget); undefined while nothing is
+   * connected. For `/visitors`, `/insights` and a workspace's own digest.
+   */
+  docsScope(ws: ApiWorkspace): Promise<DocsScope | undefined>;
+  /** A workspace's saved settings (allowlists, docs site, digest): nothing secret. */
+  settingsOf(ws: ApiWorkspace): Promise<WorkspaceSettings>;
   /** What createSlackApp needs to serve installs (src/slack/oauth.ts). */
   oauth: OAuthSetup;
   uninstall: Uninstall;
@@ -53,20 +71,34 @@ export async function openWorkspaces(
   config: Config,
   store: Store,
   log: Logger,
-  now: () => number,
+  deps: { now: () => number; analyticsFor: (organisation: string) => Budget },
 ): Promise<Workspaces | undefined> {
+  const { now } = deps;
   const distribution = config.distribution;
   if (!distribution) return undefined;
   const keyring = config.workspaces.encryptionKeys;
   // The configuration refuses distributed mode without keys: this is a bug if it happens.
   if (!keyring) throw new Error('ENCRYPTION_KEYS is required in distributed mode');
-  const vault = createVault(store, keyring, {
+  const sealed = createVault(store, keyring, {
     retentionDays: config.workspaces.uninstallRetentionDays,
     now,
   });
+  const keys = createDocsKeys({ vault: sealed, log, now });
+  // Connecting, replacing, disconnecting and uninstalling drop the key kept for the client.
+  const vault = forgettingKeys(sealed, keys);
   const docs = createDocsReader(store);
   return {
     vault,
+    keys,
+    async docsScope(ws) {
+      const c = await keys.credentialsFor(ws);
+      return (
+        c && { workspace: ws, projectId: c.projectId, analytics: deps.analyticsFor(c.projectId) }
+      );
+    },
+    settingsOf: async (ws) =>
+      (await store.getDocsConnection({ enterpriseId: ws.enterpriseId || null, teamId: ws.teamId }))
+        ?.settings ?? {},
     oauth: {
       distribution,
       scopes: await readManifestScopes(),

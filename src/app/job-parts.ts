@@ -1,4 +1,4 @@
-import { createAccess } from '../access.ts';
+import { type AccessOf, createAccess, workspaceAccess } from '../access.ts';
 import type { Config } from '../config/config.ts';
 import { defaultProjectOf } from '../config/distribution.ts';
 import { createWatchControl } from '../jobs/cancel.ts';
@@ -47,6 +47,11 @@ export function buildJobParts(
   const { home, chat, projects } = buildChatSide(b);
   const { work, wake, jobs } = startJobs(b, chat, projects);
   const access = createAccess(config.access);
+  // Distributed mode: each workspace's own lists, from its settings (the deployment's else).
+  const workspaces = core.workspaces;
+  const accessOf: AccessOf | undefined = workspaces
+    ? async (ws) => workspaceAccess(config.access, await workspaces.settingsOf(ws))
+    : undefined;
   const { store, budgets, now } = core;
   // Acked /agent commands are recorded while they wait for their start; stopped after the
   // drain, it gives back the ones still waiting, for another replica or the next start.
@@ -63,6 +68,7 @@ export function buildJobParts(
       store,
       jobs,
       access,
+      accessOf,
       wake,
       log,
       now,
@@ -70,10 +76,10 @@ export function buildJobParts(
       budget: (projectId) => budgets.agentFor(projectId ?? defaultProjectOf(config)),
     }),
     stopWatching: createWatchControl({ store, wake, log, now }),
-    followUpForm: createFollowUpForm({ store, jobs, access, log, now }),
+    followUpForm: createFollowUpForm({ store, jobs, access, accessOf, log, now }),
   };
   const jobStatus = createJobStatus({ store, budget: budgets.agentFor, projects });
-  return { home, chat, projects, work, jobs, pending, access, buttons, jobStatus };
+  return { home, chat, projects, work, jobs, pending, access, accessOf, buttons, jobStatus };
 }
 
 export type JobParts = ReturnType<typeof buildJobParts>;
@@ -94,12 +100,17 @@ function buildChatSide({ core, config, log, teardown }: Build) {
   teardown.add('home', () => home.stop());
   // Each workspace's posts with its own client (its install's token in distributed mode).
   const chat = refreshingHome(createSlackJobChat(slack, log, core.metrics), home);
+  const docs = core.workspaces?.docs;
   const projects = createProjects({
     store,
     defaultProjectId: defaultProjectOf(config),
     keyedProjects: Object.keys(config.api.projectKeys),
     adminUsers: config.adminUsers,
     checkProject: (projectId) => api.checkProject(projectId),
+    // Distributed mode: every channel of a workspace uses the project it connected.
+    connected: docs
+      ? async (teamId) => (await docs.stateOfTeam(teamId)).connection ?? undefined
+      : undefined,
     log,
     now: core.now,
   });

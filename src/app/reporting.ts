@@ -41,6 +41,14 @@ export function createReporting(deps: {
   analytics: Pick<Budget, 'remaining' | 'status'>;
   /** The database's clock (src/clock.ts): digest claims are judged on it. */
   now: () => number;
+  /**
+   * Distributed mode: a workspace's organisation's analytics budget (by its connected
+   * project), and its own docs site (its settings' `docsBaseUrl`, else DOCS_BASE_URL).
+   */
+  workspaces?: {
+    analyticsFor: (organisation: string) => Pick<Budget, 'remaining' | 'status'>;
+    docsBaseUrlOf: (ws: WorkspaceRef) => Promise<string | undefined>;
+  };
   /** Distributed mode: the connected workspaces' digests, as their settings say. */
   workspaceDigests?: (() => Promise<WorkspaceDigest[]>) | undefined;
 }) {
@@ -57,14 +65,19 @@ export function createReporting(deps: {
   const posterLog = log.child({ component: 'report-poster' });
   const poster = createSlackReportPoster(deps.client, posterLog, { docsBaseUrl });
   /** The poster for a workspace's channels, with its client (its install's token). */
+  const siteOf = async (ws: WorkspaceRef) =>
+    deps.workspaces ? await deps.workspaces.docsBaseUrlOf(ws) : docsBaseUrl;
   const posterFor = async (ws: WorkspaceRef) =>
-    createSlackReportPoster(await deps.clients.clientFor(ws), posterLog, { docsBaseUrl });
+    createSlackReportPoster(await deps.clients.clientFor(ws), posterLog, {
+      docsBaseUrl: await siteOf(ws),
+    });
   // A team's embeddings endpoint, if set: questions grouped by meaning too, vectors cached.
   const endpoint = config.insights.embeddings;
   const embedder = endpoint && embeddingsClient(endpoint, log);
   const insights = createInsightsService({
     api,
     budget: deps.analytics,
+    budgetOf: deps.workspaces?.analyticsFor,
     cache: storeInsightsCache(store, log.child({ component: 'insights' })),
     log,
     options: {
@@ -85,7 +98,10 @@ export function createReporting(deps: {
   const insightsView = { docsBaseUrl, drafts: true };
   const insightsPoster = createSlackInsightsPoster(deps.client, insightsLog, insightsView);
   const insightsPosterFor = async (ws: WorkspaceRef) =>
-    createSlackInsightsPoster(await deps.clients.clientFor(ws), insightsLog, insightsView);
+    createSlackInsightsPoster(await deps.clients.clientFor(ws), insightsLog, {
+      ...insightsView,
+      docsBaseUrl: await siteOf(ws),
+    });
 
   const services = { reports, insights, gapBook, log, now: deps.now };
 

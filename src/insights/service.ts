@@ -1,4 +1,5 @@
 import { type Budget, HOUR_MS } from '../api/budget.ts';
+import type { ApiWorkspace } from '../api/call.ts';
 import { BudgetExhausted } from '../api/errors.ts';
 import type { Conversation } from '../api/insights-schemas.ts';
 import type { Logger } from '../log.ts';
@@ -47,6 +48,8 @@ export interface InsightsServiceDeps {
   api: InsightsApi;
   /** The shared analytics budget: the plan fits in what is left of it. */
   budget?: Pick<Budget, 'remaining' | 'status'> | undefined;
+  /** Distributed mode: a workspace's organisation's budget, by its connected project. */
+  budgetOf?: ((project: string) => Pick<Budget, 'remaining' | 'status'>) | undefined;
   log: Logger;
   maxRequests?: number;
   /** Where settled periods are kept beyond this process (the database); memory only without. */
@@ -77,8 +80,11 @@ export interface BuildOptions {
   meter?: Pick<Budget, 'take'>;
   /** Each page is asked once, without the client's quick retries: the caller retries later. */
   singleAttempt?: boolean;
-  /** The workspace the report is for (the request's, the digest's): its cache, its vectors. */
-  workspace?: WorkspaceRef | undefined;
+  /**
+   * The workspace the report is for (the request's, the digest's): in distributed mode its
+   * key and its organisation's budget; its cache and vectors in any mode (src/store/scope.ts).
+   */
+  workspace?: ApiWorkspace | undefined;
 }
 
 /** The plan did not fit: not enough requests left this hour (or a cap below the core). */
@@ -120,16 +126,14 @@ export function createInsightsService(deps: InsightsServiceDeps) {
     const started = performance.now();
     const previous = previousRange(range);
     const cachedPrevious = (await cached(ws, keyOf(previous, project)))?.report.counts;
-    const plan = await makePlan(cachedPrevious !== undefined, opts.maxRequests);
+    const budget = (project !== undefined && deps.budgetOf?.(project)) || deps.budget;
+    const plan = await makePlan(budget, cachedPrevious !== undefined, opts.maxRequests);
     const reader = new PlannedReader(plan, opts.meter);
     const periods = { range, previous, project };
-    const read = await readReport(
-      deps.api,
-      reader,
-      periods,
-      cachedPrevious,
-      opts.singleAttempt ? { retries: 0 } : {},
-    );
+    const read = await readReport(deps.api, reader, periods, cachedPrevious, {
+      ...(opts.singleAttempt ? { retries: 0 } : {}),
+      workspace: opts.workspace,
+    });
     const embeddings = deps.embeddings && {
       ...deps.embeddings,
       cache: deps.embeddings.cache && vectorCacheOf(deps.embeddings.cache, ws),
@@ -162,8 +166,12 @@ export function createInsightsService(deps: InsightsServiceDeps) {
     return report;
   }
 
-  async function makePlan(previousCached: boolean, maxRequests?: number): Promise<RequestPlan> {
-    const budgetLeft = deps.budget ? await deps.budget.remaining() : null;
+  async function makePlan(
+    budget: InsightsServiceDeps['budget'],
+    previousCached: boolean,
+    maxRequests?: number,
+  ): Promise<RequestPlan> {
+    const budgetLeft = budget ? await budget.remaining() : null;
     const planned = planRequests({
       cap: Math.min(cap, maxRequests ?? cap),
       budgetLeft,
@@ -172,7 +180,7 @@ export function createInsightsService(deps: InsightsServiceDeps) {
     if (planned.ok) return planned.plan;
     // With none left the budget says when the next slot opens; with too few left it does not
     // say when enough will be, but within the hour's window every slot taken frees again.
-    const next = deps.budget ? (await deps.budget.status()).nextSlotAt : null;
+    const next = budget ? (await budget.status()).nextSlotAt : null;
     log.warn({ need: planned.need, allowance: planned.allowance }, 'insights.budget_too_low');
     throw new InsightsBudgetTooLow(
       planned.need,

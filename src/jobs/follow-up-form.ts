@@ -1,4 +1,4 @@
-import type { Access } from '../access.ts';
+import type { Access, AccessWorkspace } from '../access.ts';
 import type { Logger } from '../log.ts';
 import type { JobThread, Store } from '../store/types.ts';
 import type { FollowUpOutcome } from './ports.ts';
@@ -11,6 +11,7 @@ import {
   UNKNOWN_JOB,
 } from './retry.ts';
 import type { JobService } from './service.ts';
+import { docsWorkspaceOf } from './snapshot.ts';
 
 /** A follow-up written in the "Send follow-up" form, as the chat side read it. */
 export interface FormFollowUp extends RequestWorkspace {
@@ -50,6 +51,8 @@ export function createFollowUpForm(deps: {
   jobs: Pick<JobService, 'deliver'>;
   /** ALLOWED_USERS / ALLOWED_CHANNELS, applied to the stored thread's channel. */
   access: Pick<Access, 'check'>;
+  /** Distributed mode: the lists of the job's workspace instead. */
+  accessOf?: ((ws: AccessWorkspace) => Promise<Pick<Access, 'check'>>) | undefined;
   log: Logger;
   now?: () => number;
 }) {
@@ -95,7 +98,8 @@ export function createFollowUpForm(deps: {
       );
       return { error: UNKNOWN_JOB };
     }
-    const verdict = deps.access.check(s.userId, thread.channelId);
+    const access = deps.accessOf ? await deps.accessOf(docsWorkspaceOf(thread)) : deps.access;
+    const verdict = access.check(s.userId, thread.channelId);
     if (!verdict.ok) return { refused: verdict.reason, channelId: thread.channelId };
     if (!takesFollowUps(thread))
       return { error: 'This job cannot take a follow-up any more. Start a new one with /agent.' };

@@ -14,7 +14,7 @@ import type {
 import { withDeadline } from './deadline.ts';
 import { describeFailure } from './failures.ts';
 import type { FollowUpOutcome, JobChat, JobMetrics, Wake } from './ports.ts';
-import { toSnapshot } from './snapshot.ts';
+import { docsWorkspaceOf, toSnapshot } from './snapshot.ts';
 
 export interface ThreadReply {
   teamId: string;
@@ -144,7 +144,11 @@ export function createFollowUps(deps: FollowUpDeps) {
     let job: Job;
     try {
       job = await withDeadline('job.message', deps.deadlineMs, (signal) =>
-        api.sendMessage(jobId, f.text, { signal, project: thread.projectId ?? undefined }),
+        api.sendMessage(jobId, f.text, {
+          signal,
+          project: thread.projectId ?? undefined,
+          workspace: docsWorkspaceOf(thread),
+        }),
       );
     } catch (err) {
       return failed(thread, f, err);

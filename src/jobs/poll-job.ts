@@ -3,6 +3,7 @@ import {
   ApiError,
   Forbidden,
   MalformedResponse,
+  NotConnected,
   NotFound,
   RateLimited,
   Unauthorized,
@@ -13,7 +14,7 @@ import type { Announcement, JobSnapshot, JobThread, PollRecord } from '../store/
 import { type BackoffOptions, freshFor, nextPollDelay } from './backoff.ts';
 import { withDeadline } from './deadline.ts';
 import type { PollOutcome } from './ports.ts';
-import { toSnapshot } from './snapshot.ts';
+import { docsWorkspaceOf, toSnapshot } from './snapshot.ts';
 
 export interface JobPollDeps {
   api: Pick<ApiClient, 'getJob'>;
@@ -73,6 +74,7 @@ export function createJobPoll(deps: JobPollDeps) {
             retries: 0,
             timeoutMs: deps.requestTimeoutMs,
             project: thread.projectId ?? undefined,
+            workspace: docsWorkspaceOf(thread),
           }),
         deps.stopping,
       );
@@ -159,8 +161,12 @@ export function createJobPoll(deps: JobPollDeps) {
    * every poll of this process until its Retry-After; this job goes after it.
    */
   async function failed(thread: JobThread, jobId: string, err: ApiError): Promise<PollResult> {
+    // A workspace with no docs connected (distributed mode) is not asked about until it is.
     const lasting =
-      err instanceof Unauthorized || err instanceof Forbidden || err instanceof MalformedResponse;
+      err instanceof Unauthorized ||
+      err instanceof Forbidden ||
+      err instanceof MalformedResponse ||
+      err instanceof NotConnected;
     const prev = lasting ? backoff.maxMs : Math.max(thread.pollIntervalMs, backoff.baseMs) * 2;
     const { intervalMs, delayMs } = nextPollDelay(prev, false, backoff, deps.random);
     const wait =

@@ -1,10 +1,11 @@
-import type { Access } from '../access.ts';
+import type { Access, AccessWorkspace } from '../access.ts';
 import type { Budget } from '../api/budget.ts';
 import type { Logger } from '../log.ts';
 import type { JobThread, Store } from '../store/types.ts';
 import { clockTime } from './failures.ts';
 import type { Wake } from './ports.ts';
 import type { JobService } from './service.ts';
+import { docsWorkspaceOf } from './snapshot.ts';
 
 /**
  * The workspace a click or a form was authorized for: its team, and its org when the
@@ -83,6 +84,8 @@ export function createRetries(deps: {
   budget?: (projectId: string | null) => Pick<Budget, 'status'>;
   /** Whether the job's requester may still use the bot in its channel. */
   access: Pick<Access, 'isAllowed'>;
+  /** Distributed mode: the lists of the job's workspace instead. */
+  accessOf?: ((ws: AccessWorkspace) => Promise<Pick<Access, 'isAllowed'>>) | undefined;
   wake: Wake;
   log: Logger;
   now?: () => number;
@@ -96,7 +99,8 @@ export function createRetries(deps: {
       log.info({ threadId, userId }, 'retry.unknown_thread');
       return UNKNOWN_JOB;
     }
-    if (!deps.access.isAllowed(thread.userId, thread.channelId)) {
+    const access = deps.accessOf ? await deps.accessOf(docsWorkspaceOf(thread)) : deps.access;
+    if (!access.isAllowed(thread.userId, thread.channelId)) {
       log.info({ threadId, userId, requester: thread.userId }, 'retry.requester_refused');
       return `<@${thread.userId}>, who asked for this job, may no longer use me here, so I did not retry it. Start your own with \`/agent\`.`;
     }

@@ -13,7 +13,7 @@ import { createFollowUps } from './follow-ups.ts';
 import { type JobChat, type JobMetrics, noJobMetrics, type Wake } from './ports.ts';
 import { type RootPacer, unpaced } from './root-pacer.ts';
 import { queuedText, rootSteps, type StartRequest } from './root-steps.ts';
-import { toSnapshot } from './snapshot.ts';
+import { docsWorkspaceOf, toSnapshot } from './snapshot.ts';
 
 export { PENDING_TS_PREFIX, type StartRequest } from './root-steps.ts';
 
@@ -97,14 +97,22 @@ export function createJobService(deps: JobServiceDeps) {
     reply: (text: string) => Promise<void>,
   ): Promise<void> {
     const started = performance.now();
+    let unread: unknown;
     const projectId = await deps.projects
       .forChannel(req.teamId, req.channelId)
       .catch((err: unknown) => {
-        log.error({ err, channelId: req.channelId }, 'job.project_unread');
+        unread = err;
         return undefined;
       });
     if (projectId === undefined) {
       await commandEnded(req);
+      // Distributed mode: the workspace's docs were disconnected since the command came in.
+      if (unread instanceof ApiError) {
+        log.info({ channelId: req.channelId, kind: unread.kind }, 'job.no_project');
+        await reply(`I didn't start a job: ${unread.message}.`);
+        return;
+      }
+      log.error({ err: unread, channelId: req.channelId }, 'job.project_unread');
       await reply(
         "I couldn't read which project this channel uses (a storage error), so I didn't start a job. Please try again.",
       );
@@ -227,7 +235,12 @@ export function createJobService(deps: JobServiceDeps) {
     let job: Job;
     try {
       job = await withDeadline('job.create', deadlineMs, (signal) =>
-        api.createJob(prompt, { signal, project: thread.projectId ?? undefined, slot }),
+        api.createJob(prompt, {
+          signal,
+          project: thread.projectId ?? undefined,
+          workspace: docsWorkspaceOf(thread),
+          slot,
+        }),
       );
     } catch (err) {
       if (!(err instanceof ApiError)) log.error({ err, threadId: thread.id }, 'job.create_crashed');

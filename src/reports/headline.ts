@@ -29,12 +29,12 @@ export function keepingHeadlines(
   scope: ScopeOf = singleScope,
 ): ReportService {
   return {
-    async build(range, project, ws) {
-      const report = await reports.build(range, project, ws);
+    async build(range, project, workspace) {
+      const report = await reports.build(range, project, workspace);
       // The Home shows the configured project's figures; a bound channel's report is not them.
       if (project !== undefined) return report;
       await Promise.resolve()
-        .then(() => store.putReportHeadline(scope(ws), headlineOf(report)))
+        .then(() => store.putReportHeadline(scope(workspace), headlineOf(report)))
         .catch((err: unknown) => log.warn({ err }, 'report.headline_not_kept'));
       return report;
     },

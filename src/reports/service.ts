@@ -1,8 +1,8 @@
-import type { ApiClient } from '../api/client.ts';
+import type { ApiClient, ApiWorkspace } from '../api/client.ts';
 import { BudgetExhausted } from '../api/errors.ts';
 import type { PageRow, VisitorsPage } from '../api/schemas.ts';
 import type { Logger } from '../log.ts';
-import type { Counts, Store, WorkspaceRef } from '../store/types.ts';
+import type { Counts, Store } from '../store/types.ts';
 import {
   byPathSteps,
   type Change,
@@ -71,10 +71,15 @@ export function createReportService(deps: ReportServiceDeps) {
 
   /**
    * `project`: a channel's own project (`/agent project`); the configured one when unset.
-   * `ws`: the workspace the report is for (a report built for one is never another's).
+   * `workspace`: distributed mode's workspace the report is for (its key, its budget; a
+   * report built for one is never another's).
    */
-  async function build(range: DateRange, project?: string, ws?: WorkspaceRef): Promise<Report> {
-    const scope = ws?.teamId ? `${ws.teamId}#` : '';
+  async function build(
+    range: DateRange,
+    project?: string,
+    workspace?: ApiWorkspace,
+  ): Promise<Report> {
+    const scope = workspace?.teamId ? `${workspace.teamId}#` : '';
     const cacheKey = `${scope}${project ? `${project}|` : ''}${range.from}|${range.to}|${range.timeZone}`;
     const hit = cache.get(cacheKey);
     if (hit && hit.expiresAt > now()) {
@@ -91,7 +96,7 @@ export function createReportService(deps: ReportServiceDeps) {
     ): Promise<VisitorsPage> => {
       if (optional && requests >= maxRequests) throw new Stop('cap');
       requests++;
-      const q = { ...apiParams(r), limit, offset, project };
+      const q = { ...apiParams(r), limit, offset, project, workspace };
       return deps.api.getVisitorsPage(q).catch((err: unknown) => {
         if (optional && err instanceof BudgetExhausted) throw new Stop('budget');
         throw err;

@@ -1,10 +1,11 @@
 import type { AllMiddlewareArgs, AnyMiddlewareArgs, App } from '@slack/bolt';
 import { z } from 'zod';
-import { type Access, refusalText } from '../access.ts';
+import { type Access, type AccessOf, refusalText } from '../access.ts';
 import type { Logger } from '../log.ts';
 
 /**
- * One Bolt global middleware that applies ALLOWED_USERS / ALLOWED_CHANNELS to every surface:
+ * One Bolt global middleware that applies ALLOWED_USERS / ALLOWED_CHANNELS (in distributed
+ * mode, the lists of the request's workspace) to every surface:
  * slash commands, events (messages, mentions, DMs, the App Home), button clicks and modal
  * submissions. A refused request reaches no listener (so nothing reaches the agent or the
  * analytics API); the person alone is told why, and one `access.refused` line is logged.
@@ -113,17 +114,28 @@ type Respond = (answer: Record<string, unknown>) => Promise<unknown>;
 
 export interface AccessDeps {
   access: Access;
+  /**
+   * Distributed mode: the lists of the workspace the request was authorized for (its
+   * settings over the deployment's); `access` serves a request naming no team.
+   */
+  accessOf?: AccessOf | undefined;
   log: Logger;
   /** Whether a thread is a job's (a refused reply there is answered; elsewhere ignored). */
   isJobThread(teamId: string, channelId: string, threadTs: string): Promise<boolean>;
 }
 
 export function registerAccessControl(app: App, deps: AccessDeps): void {
-  if (!deps.access.restricted) return;
+  if (!deps.access.restricted && !deps.accessOf) return;
   const log = deps.log.child({ component: 'access' });
+  const accessFor = async (args: Args): Promise<Access> => {
+    const teamId = args.context.teamId;
+    if (!deps.accessOf || !teamId) return deps.access;
+    return deps.accessOf({ teamId, enterpriseId: args.context.enterpriseId });
+  };
   app.use(async (args: Args) => {
     const who = readRequester(args.body);
-    const verdict = who ? deps.access.check(who.userId, who.channelId) : { ok: true as const };
+    const access = who ? await accessFor(args) : undefined;
+    const verdict = who && access ? access.check(who.userId, who.channelId) : { ok: true as const };
     if (!who || verdict.ok) {
       await args.next();
       return;

@@ -196,3 +196,32 @@ export function said(
       : {}),
   };
 }
+
+/**
+ * A person of a workspace replies in a thread: the message lands in the fake Slack, then
+ * Slack sends the event from that workspace. Answers the message's ts and the HTTP status.
+ */
+export async function replyFrom(
+  h: Harness,
+  from: Required<Pick<From, 'team' | 'user' | 'channel'>> & Pick<From, 'enterprise'>,
+  threadTs: string,
+  text: string,
+): Promise<{ ts: string; status: number }> {
+  const { ts } = h.slack.addUserMessage({
+    channel: from.channel,
+    user: from.user,
+    text,
+    thread_ts: threadTs,
+  });
+  const res = await eventFrom(h, from, {
+    type: 'message',
+    user: from.user,
+    text,
+    ts,
+    thread_ts: threadTs,
+    channel: from.channel,
+    channel_type: from.channel.startsWith('D') ? 'im' : 'channel',
+    event_ts: ts,
+  });
+  return { ts, status: res.status };
+}

@@ -7,9 +7,9 @@
  * the fake Slack, which answers channel_not_found to another workspace's token, on both
  * engines.
  *
- * Jobs cannot run end to end in distributed mode yet (the docs connection does not reach
- * the API client): the store is seeded with jobs whose completion is recorded, as a poll
- * records it, while the bot is stopped; its notifier's first pass at start picks them up.
+ * The store is seeded with jobs whose completion is recorded, as a poll records it, while
+ * the bot is stopped; its notifier's first pass at start picks them up (jobs run end to end
+ * with each workspace's docs key in distributed-docs-api.test.ts).
  */
 import { LogLevel, WebClient } from '@slack/web-api';
 import SqliteDatabase from 'better-sqlite3';

@@ -40,7 +40,7 @@ export function registerInsightsCommand(app: App, deps: InsightsCommandDeps): vo
       projects: deps.projects,
       bot: deps.bot,
       post: async ({ range, projectId, channelId, ws }) => {
-        // The workspace's own: its cache, its vectors, its gaps.
+        // The workspace's own: its key, its budget, its cache, its vectors, its gaps.
         const report = await deps.insights.build(range, projectId, { workspace: ws });
         const gaps = await deps.gapBook?.resolve(ws, report, projectId);
         const poster = await deps.insightsPosterFor(ws);

@@ -1,6 +1,6 @@
 import type { App } from '@slack/bolt';
 import { z } from 'zod';
-import type { Access } from '../../access.ts';
+import type { Access, AccessOf } from '../../access.ts';
 import type { ThreadReply as Reply } from '../../jobs/follow-ups.ts';
 import type { JobService } from '../../jobs/service.ts';
 import type { Logger } from '../../log.ts';
@@ -118,6 +118,8 @@ function readReply(
 export function recordThreadReplies(deps: {
   jobs: JobService;
   access?: Access;
+  /** Distributed mode: the lists of the reply's workspace, checked once it is served. */
+  accessOf?: AccessOf | undefined;
   /** The bot's user id in the workspace (an install's own, in distributed mode). */
   botUserId: (ws: WorkspaceRef) => Promise<string | undefined>;
   served?: (ws: EventWorkspace) => Promise<boolean>;
@@ -132,10 +134,17 @@ export function recordThreadReplies(deps: {
     if (!plain) return;
     if (deps.sameWorkspace && !deps.sameWorkspace(body)) return;
     // Someone the allowlists leave out: never recorded, so never sent (the access
-    // middleware tells them why).
-    if (deps.access?.isAllowed(plain.reply.userId, plain.reply.channelId) === false) return;
+    // middleware tells them why). In distributed mode, the lists of the reply's workspace,
+    // read once it is known to be served.
+    const { userId, channelId } = plain.reply;
+    if (!deps.accessOf && deps.access?.isAllowed(userId, channelId) === false) return;
     // Checked before the bot's id is looked up: a workspace no longer installed has none.
     if (deps.served && !(await deps.served(plain.workspace))) return;
+    if (deps.accessOf) {
+      const { teamId, enterpriseId } = plain.workspace;
+      const access = teamId ? await deps.accessOf({ teamId, enterpriseId }) : deps.access;
+      if (access?.isAllowed(userId, channelId) === false) return;
+    }
     // Only a reply naming someone can name the bot: its workspace's bot user is looked up then.
     const r = plain.mentions ? readReply(body, undefined, await deps.botUserId(plain.ws)) : plain;
     if (!r) return;
