@@ -24,12 +24,6 @@ const KINDS = {
 
 export type LeaseKind = keyof typeof KINDS;
 
-/**
- * Candidates a claim ranks per thread it leases: enough that replicas claiming at once each
- * find a full batch past the rows the others are locking.
- */
-const CANDIDATES = 4;
-
 /** `unleased`, of the threads under an alias (a claim's join). */
 const unleasedAs =
   (alias: 'j', kind: LeaseKind, now: number) =>
@@ -70,19 +64,15 @@ export async function claimThreads(
   lease: Lease,
 ): Promise<JobThread[]> {
   const k = KINDS[kind];
-  // The turns are counted over every due thread, and the first few times `limit` taken as
-  // candidates; the rows are locked apart, in the candidates' order, since PostgreSQL locks
-  // no row of a query with a window function. Two replicas claiming at once see the same
-  // candidates: the second skips the rows the first locked and takes the next ones.
+  // The turns are counted over every due thread, in a subquery: PostgreSQL locks no row of
+  // a query level with a window function. The rows are then locked in turn order, skipping
+  // the ones other replicas are claiming, until `limit` are held: replicas claiming at once
+  // each get a full batch while enough are due, as with a plain ordered SKIP LOCKED walk.
   const candidates = e.db
     .selectFrom('job_threads')
     .select(['id', `${k.order} as due_at`, turnOfTeam(k.order, 'id').as('turn')])
     .where(k.due(now))
     .where(unleased(kind, now))
-    .orderBy('turn')
-    .orderBy(k.order)
-    .orderBy('id')
-    .limit(limit * CANDIDATES)
     .as('c');
   const due = e.skipLocked(
     e.db
