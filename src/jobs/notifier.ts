@@ -54,6 +54,9 @@ const MAX_IN_FLIGHT = 16;
  */
 const WORKSPACE_SHARE = 12;
 const WORKSPACE_POSTS = 200;
+/** Posts and edits a workspace may queue beyond a full queue (distributed mode): see fetchPosts. */
+const WORKSPACE_FLOOR = 20;
+const ROOT_FLOOR = 5;
 const ROOT_QUEUE_ALL = 1_000;
 
 /**
@@ -199,9 +202,15 @@ export function startNotifier(deps: NotifierDeps): Loop {
     const perChannel = counts([...queuedPosts.values()].map((q) => q.channelId));
     const perTeam = counts([...queuedPosts.values()].map((q) => q.teamId));
     const full = atLeast(perChannel, CHANNEL_QUEUE);
-    const fullTeams = atLeast(perTeam, postShare);
-    const limit = Math.min(BATCH, POST_QUEUE - queuedPosts.size);
-    if (limit <= 0) return 'later';
+    // Distributed mode: a full queue still takes the posts of workspaces holding fewer than
+    // WORKSPACE_FLOOR, so that a workspace's first posts never wait for the others' backlog
+    // to drain (the queue then holds at most that many more per workspace).
+    const room = POST_QUEUE - queuedPosts.size;
+    const floor = room <= 0 && deps.perWorkspace === true;
+    if (room <= 0 && !floor) return 'later';
+    const share = floor ? WORKSPACE_FLOOR : postShare;
+    const fullTeams = atLeast(perTeam, share);
+    const limit = floor ? BATCH : Math.min(BATCH, room);
     // A channel with a backlog is left out once its queue is full, and a workspace once it
     // holds its share: neither can take the others' turn.
     const items = await store.pendingAnnouncements(now(), limit, {
@@ -209,12 +218,11 @@ export function startNotifier(deps: NotifierDeps): Loop {
       skipChannels: full,
       skipTeams: fullTeams,
     });
-    let capped = full.length > 0 || fullTeams.length > 0;
+    let capped = floor || full.length > 0 || fullTeams.length > 0;
     for (const item of items) {
       const n = perChannel.get(item.channelId) ?? 0;
       const m = perTeam.get(item.teamId) ?? 0;
-      if ((n >= CHANNEL_QUEUE || m >= postShare) && item.announcement.kind !== 'notice')
-        capped = true;
+      if ((n >= CHANNEL_QUEUE || m >= share) && item.announcement.kind !== 'notice') capped = true;
       else {
         perChannel.set(item.channelId, n + 1);
         perTeam.set(item.teamId, m + 1);
@@ -230,20 +238,24 @@ export function startNotifier(deps: NotifierDeps): Loop {
     const room = rootQueue - queuedRoots.size;
     const limit = Math.min(Math.max(room, URGENT_BATCH), BATCH);
     const perTeam = counts([...queuedRoots.values()]);
-    // A workspace holding a minute of its edits is left out (distributed mode): its own
-    // Tier 3 budget, not the queue, is what holds it back.
-    const fullTeams = rootQueue > rootShare ? atLeast(perTeam, rootShare) : [];
+    // Distributed mode: a workspace holding a minute of its edits is left out (its own Tier 3
+    // budget, not the queue, holds it back), and a full queue still takes the edits of
+    // workspaces holding fewer than ROOT_FLOOR (as fetchPosts does for posts).
+    const floor = room <= 0 && rootQueue > rootShare;
+    const share = floor ? ROOT_FLOOR : rootShare;
+    const fullTeams = rootQueue > rootShare ? atLeast(perTeam, share) : [];
     const threads = await store.pendingRootUpdates(
       now(),
       limit,
       [...queuedRoots.keys()],
       fullTeams,
     );
-    let capped = fullTeams.length > 0;
+    let capped = floor || fullTeams.length > 0;
     for (const t of threads) {
       const urgent = answersRequest(t);
       const n = perTeam.get(t.teamId) ?? 0;
-      const fits = queuedRoots.size < rootQueue && (rootQueue === rootShare || n < rootShare);
+      const fits =
+        (floor || queuedRoots.size < rootQueue) && (rootQueue === rootShare || n < share);
       if (urgent || fits) {
         perTeam.set(t.teamId, n + 1);
         queueRoot(t, urgent);

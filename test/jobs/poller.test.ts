@@ -356,6 +356,23 @@ it("keeps polling other workspaces' projects while one project waits out a 429",
   }
 });
 
+it("polls a quiet workspace's due job in its turn, not after a busy workspace's backlog", async () => {
+  const due = Date.now() - 1_000;
+  const busy = Array.from({ length: 40 }, (_, i) => `job_busy_${i}`);
+  for (const [i, id] of busy.entries()) await watched(id, due + i, { teamId: 'TBUSY' });
+  await watched('job_quiet', due + 100, { teamId: 'TQUIET' });
+  const api = manualApi();
+  for (const id of [...busy, 'job_quiet']) api.auto.set(id, activeJob(id));
+  const poller = poll(api, { concurrency: 2, backoff: { baseMs: 60_000, maxMs: 60_000 } });
+  try {
+    await eventually(() => api.calls.some((c) => c.id === 'job_quiet'), 'the quiet job polled');
+  } finally {
+    await poller.stop();
+  }
+  // In the first claim, beside the busy workspace's oldest: not the 41st.
+  expect(api.calls.findIndex((c) => c.id === 'job_quiet')).toBeLessThan(2);
+});
+
 it('records outcomes that end together in one batch, fencing each on its own', async () => {
   const kept = await watched('job_x', Date.now());
   const followed = await watched('job_y', Date.now());
