@@ -6,6 +6,9 @@
  *   npm run try    # the same with --bot: also starts the bot (`node src/main.ts`) on the fakes,
  *                  # with their environment only (no .env, no SLACK_APP_TOKEN from your shell)
  *                  # and a fresh SQLite file; Ctrl-C stops both
+ *   npm run try -- --workspaces 2   # distributed mode: two workspaces to install with OAuth
+ *                  # through the fake Slack's Allow page, two docs projects to connect
+ *                  # (scripts/try/workspaces.ts); the steps are printed
  *
  *   node scripts/local-fakes.ts [--bot-port 3000] [--control-port 3999] [--out slack-view-out]
  *   # a default port that is taken gives way to a free one (said on the first line); a port
@@ -47,6 +50,7 @@ import { botEnv, DEV, options } from './try/env.ts';
 import { HttpError, send } from './try/http.ts';
 import { botPortFor, listenControl, type PortChoice } from './try/ports.ts';
 import { transcript } from './try/transcript.ts';
+import { distributedEnv, setUpWorkspaces, workspaceSteps } from './try/workspaces.ts';
 
 const opts = options();
 const botPort = opts.bot
@@ -56,6 +60,7 @@ const slack = await FakeSlack.start();
 // The app as the manifest installs it: `/agent doctor` finds every scope it asks for.
 slack.grantScopes(await readManifestScopes());
 const api = await ApiEmulator.start({ apiKey: DEV.apiKey, projectId: DEV.projectId });
+if (opts.workspaces === 2) setUpWorkspaces(slack, api, botPort);
 const ctx: Ctx = {
   slack,
   api,
@@ -109,7 +114,11 @@ function chosenPort(choice: PortChoice): number {
   if (choice.note) process.stderr.write(`[control] ${choice.note}\n`);
   return choice.port;
 }
-const env = botEnv({ slackUrl: slack.url, apiUrl: api.url, botPort });
+const env = (opts.workspaces === 2 ? distributedEnv : botEnv)({
+  slackUrl: slack.url,
+  apiUrl: api.url,
+  botPort,
+});
 /**
  * With --bot: the bot on these fakes, from their environment alone. Nothing of the caller's
  * environment but PATH and HOME reaches it, and .env is not read: a real token there (an
@@ -150,6 +159,8 @@ process.stdout.write(
     : `${env.map(([k, v]) => `export ${k}=${v}`).join('\n')}\n` +
         `# Run the lines above in another shell, then \`npm start\`; control API: ${controlUrl}/\n`,
 );
+if (opts.workspaces === 2)
+  process.stdout.write(workspaceSteps(`http://127.0.0.1:${botPort}`, controlUrl));
 
 /**
  * Resolves once the bot answers `/healthz` (a second or so after its spawn): the summary is

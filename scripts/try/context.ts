@@ -4,7 +4,12 @@
  * an endpoint sends the bot a signed request and tells what the bot did about it.
  */
 import type { ApiEmulator } from '../../test/fakes/api-emulator.ts';
-import type { FakeSlack, RecordedCall } from '../../test/fakes/slack.ts';
+import {
+  type FakeSlack,
+  type RecordedCall,
+  SLACK_IDS,
+  type Workspace,
+} from '../../test/fakes/slack.ts';
 import { postSigned } from '../../test/helpers/slack-requests.ts';
 import { HttpError, type Json } from './http.ts';
 
@@ -53,6 +58,20 @@ export async function toBot(ctx: Ctx, body: string): Promise<BotAnswer> {
       `the bot is not reachable at ${ctx.eventsUrl}${cause ? ` (${cause})` : ''}; start it with the printed env`,
     );
   }
+}
+
+/**
+ * A request built as the default workspace's (its team id, its bot user) made the person's
+ * own workspace's, as Slack would send it from there (`--workspaces 2`).
+ */
+export function fromWorkspaceOf<T>(ctx: Ctx, user: string, payload: T): T {
+  const ws: Workspace = ctx.slack.workspaceOf(user);
+  if (ws.team === SLACK_IDS.team) return payload;
+  const json = JSON.stringify(payload)
+    .replaceAll(`"${SLACK_IDS.team}"`, `"${ws.team}"`)
+    .replaceAll(`"${SLACK_IDS.botUser}"`, `"${ws.botUser}"`)
+    .replaceAll(`<@${SLACK_IDS.botUser}>`, `<@${ws.botUser}>`);
+  return JSON.parse(json) as T;
 }
 
 export function lastSlackSeq(ctx: Ctx): number {

@@ -24,8 +24,10 @@ export const ENDPOINTS = [
   'POST /reply {thread_ts, text, channel?, user?} a user replies in a thread',
   'POST /say {text, thread_ts?, channel?, user?} a user writes a plain message (thread context)',
   'POST /click {ts, action_id, channel?, user?}  click a button on a bot message (job_view_pr, job_retry, job_follow_up, job_unwatch, …)',
+  "POST /click {home: true, action_id, user?}    click a button on the user's App Home (docs_connect, docs_settings, …)",
   "POST /click {ts, option, channel?, user?}     pick from an insights gap's menu (⋯): draft:<id>, evidence:<id>, dismiss:<id>",
   "POST /submit {text, view_id?, user?}          submit a modal (default: the user's last), first input = text",
+  'POST /submit {values: [..], view_id?, user?}  the same, its text inputs filled in order',
   'POST /home {user?}                            the user opens the App Home (app_home_opened)',
   'GET  /transcript?channel=C0001                what the bot posted, as plain text (every channel without ?channel)',
   'GET  /messages?channel=C0001                  channel history as the fake Slack holds it (JSON)',
@@ -37,6 +39,7 @@ export const ENDPOINTS = [
   'POST /fault {kind, fault, times?}             ApiEmulator.inject (kind: create|message|get|visitors|*)',
   'POST /site {paths, seed?}                     ApiEmulator.setSite (analytics paths)',
   'POST /dump                                    write <out>/calls.json for the slack-view renderer',
+  "Every request is from the user's workspace (--workspaces 2: U0002 is in Globex, T0002, channel C0002)",
 ];
 const COMMANDS = ['/agent', '/visitors', '/insights'];
 
@@ -121,6 +124,7 @@ async function command(ctx: Ctx, name: string, body: Json): Promise<Json> {
     response_url: responseUrl,
     channel_id: channel,
     user_id: user,
+    team_id: ctx.slack.workspaceOf(user).team,
   });
   const since = lastSlackSeq(ctx);
   const res = await toBot(ctx, formEncode(fields));

@@ -24,10 +24,12 @@ export interface Options {
   out: string;
   /** Start the bot too (`npm run try`). */
   bot: boolean;
+  /** 2: the distributed mode with two workspaces to install (scripts/try/workspaces.ts). */
+  workspaces: 1 | 2;
 }
 
 const USAGE =
-  'usage: node scripts/local-fakes.ts [--bot] [--bot-port 3000] [--control-port 3999] [--out slack-view-out]';
+  'usage: node scripts/local-fakes.ts [--bot] [--workspaces 1|2] [--bot-port 3000] [--control-port 3999] [--out slack-view-out]';
 
 /** The options from argv; bad ones print the usage and exit 2, `--help` exits 0. */
 export function options(args: string[] = process.argv.slice(2)): Options {
@@ -37,6 +39,7 @@ export function options(args: string[] = process.argv.slice(2)): Options {
     out?: string;
     help?: boolean;
     bot?: boolean;
+    workspaces?: string;
   };
   try {
     ({ values } = parseArgs({
@@ -47,6 +50,7 @@ export function options(args: string[] = process.argv.slice(2)): Options {
         out: { type: 'string', default: 'slack-view-out' },
         help: { type: 'boolean', short: 'h' },
         bot: { type: 'boolean', default: false },
+        workspaces: { type: 'string', default: '1' },
       },
     }));
   } catch (err) {
@@ -59,6 +63,10 @@ export function options(args: string[] = process.argv.slice(2)): Options {
   }
   const botPort = port('bot-port', values['bot-port'] ?? '3000');
   const controlPort = port('control-port', values['control-port'] ?? '3999');
+  if (values.workspaces !== '1' && values.workspaces !== '2') {
+    process.stderr.write(`--workspaces must be 1 or 2, got ${values.workspaces}\n${USAGE}\n`);
+    process.exit(2);
+  }
   if (botPort === controlPort) {
     process.stderr.write('--bot-port and --control-port must differ\n');
     process.exit(2);
@@ -72,6 +80,7 @@ export function options(args: string[] = process.argv.slice(2)): Options {
     },
     out: resolve(values.out || 'slack-view-out'),
     bot: values.bot === true,
+    workspaces: values.workspaces === '2' ? 2 : 1,
   };
 }
 

@@ -19,7 +19,7 @@ import {
   slackEncode,
   viewSubmission,
 } from '../../test/helpers/slack-requests.ts';
-import { type Ctx, effectsSince, lastSlackSeq, texts, toBot } from './context.ts';
+import { type Ctx, effectsSince, fromWorkspaceOf, lastSlackSeq, texts, toBot } from './context.ts';
 import { DEFAULT_CHANNEL, DEFAULT_USER } from './env.ts';
 import { field, HttpError, type Json, messageTs, optional, slackId } from './http.ts';
 
@@ -40,12 +40,15 @@ function addMessage(ctx: Ctx, m: { channel: string; user: string; text: string; 
   }
 }
 
-/** Sends events to the bot in order; answers each one's status, then what the bot did. */
-async function deliver(ctx: Ctx, ts: string, events: Json[]): Promise<Json> {
+/**
+ * Sends events to the bot in order, from `user`'s workspace; answers each one's status, then
+ * what the bot did.
+ */
+async function deliver(ctx: Ctx, ts: string, events: Json[], user: string): Promise<Json> {
   const since = lastSlackSeq(ctx);
   const delivered: Json[] = [];
   for (const e of events) {
-    const res = await toBot(ctx, JSON.stringify(e));
+    const res = await toBot(ctx, JSON.stringify(fromWorkspaceOf(ctx, user, e)));
     delivered.push({ event: (e.event as Json).type, status: res.status });
   }
   return { ts, delivered, ...(await effectsSince(ctx, since)) };
@@ -63,18 +66,19 @@ export async function say(ctx: Ctx, body: Json, threadRequired: boolean): Promis
   const { ts } = addMessage(ctx, { channel, user, text, ...(thread ? { thread } : {}) });
   const channel_type = channel.startsWith('D') ? 'im' : 'channel';
   const event = messageEvent({ text, channel, user, ts, channel_type, thread_ts: thread });
-  return deliver(ctx, ts, [event]);
+  return deliver(ctx, ts, [event], user);
 }
 
 /** `@bot <text>` in a channel (or a thread): Slack sends it as `app_mention` and `message`. */
 export async function mention(ctx: Ctx, body: Json): Promise<Json> {
   const thread = optionalTs(body);
-  const text = `<@${SLACK_IDS.botUser}> ${slackEncode(field(body, 'text', { allowEmpty: true }))}`;
   const user = slackId(body, 'user', DEFAULT_USER);
+  const bot = ctx.slack.workspaceOf(user).botUser;
+  const text = `<@${bot}> ${slackEncode(field(body, 'text', { allowEmpty: true }))}`;
   const channel = slackId(body, 'channel', DEFAULT_CHANNEL);
   const { ts } = addMessage(ctx, { channel, user, text, ...(thread ? { thread } : {}) });
   const fields = { text, channel, user, ts, ...(thread ? { thread_ts: thread } : {}) };
-  return deliver(ctx, ts, [appMentionEvent(fields), messageEvent(fields)]);
+  return deliver(ctx, ts, [appMentionEvent(fields), messageEvent(fields)], user);
 }
 
 /** A direct message to the bot (`message.im`), in the person's DM channel. */
@@ -93,7 +97,7 @@ export async function home(ctx: Ctx, body: Json): Promise<Json> {
     tab: 'home',
     event_ts: `${(Date.now() / 1000).toFixed(6)}`,
   });
-  const { delivered, calls, answers } = await deliver(ctx, '', [event]);
+  const { delivered, calls, answers } = await deliver(ctx, '', [event], user);
   const view = ctx.slack.homeViews.get(user);
   return { delivered, calls, answers, home: view ? texts(view) : null };
 }
@@ -104,6 +108,7 @@ export async function home(ctx: Ctx, body: Json): Promise<Json> {
  * `evidence:<id>` or `dismiss:<id>`.
  */
 export async function click(ctx: Ctx, body: Json): Promise<Json> {
+  if (body.home === true) return homeClick(ctx, body);
   const ts = messageTs(body, 'ts');
   const option = optional(body, 'option');
   const user = slackId(body, 'user', DEFAULT_USER);
@@ -119,6 +124,7 @@ export async function click(ctx: Ctx, body: Json): Promise<Json> {
     return interact(
       ctx,
       overflowActions({ ...at, responseUrl: ctx.slack.responseUrl(id), ...picked }),
+      user,
     );
   }
   const actionId = field(body, 'action_id');
@@ -126,14 +132,43 @@ export async function click(ctx: Ctx, body: Json): Promise<Json> {
   if (!found) throw new HttpError(404, `message ${ts} has no button ${actionId}; ${buttons(msg)}`);
   ctx.responseUrls.set(id, { channel, user });
   const payload = blockActions({ ...at, responseUrl: ctx.slack.responseUrl(id), ...found });
-  return interact(ctx, payload);
+  return interact(ctx, payload, user);
+}
+
+/** A click on a button of the person's App Home, as Slack sends it from a `home` view. */
+async function homeClick(ctx: Ctx, body: Json): Promise<Json> {
+  const user = slackId(body, 'user', DEFAULT_USER);
+  const actionId = field(body, 'action_id');
+  const view = ctx.slack.homeViews.get(user);
+  if (!view) throw new HttpError(404, `${user} has no Home yet: POST /home first`);
+  const found = findButton(view as { blocks?: unknown[] }, actionId);
+  if (!found) {
+    const ids = buttonsOf(view as { blocks?: unknown[] }).map((b) => b.button.action_id);
+    throw new HttpError(404, `${user}'s Home has no button ${actionId}; it has ${ids.join(', ')}`);
+  }
+  const viewId = String(view.id ?? `V${user}`);
+  const payload: Json = {
+    ...blockActions({
+      channel: '',
+      messageTs: '',
+      user,
+      triggerId: ctx.slack.issueTriggerId(user),
+      responseUrl: '',
+      ...found,
+    }),
+    container: { type: 'view', view_id: viewId },
+    view: { ...view, id: viewId, team_id: SLACK_IDS.team, type: 'home', state: { values: {} } },
+  };
+  for (const k of ['channel', 'message', 'response_url']) delete payload[k];
+  return interact(ctx, payload, user);
 }
 
 /** Submits a modal the bot opened (by default the person's last), its first input set to `text`. */
 export async function submit(ctx: Ctx, body: Json): Promise<Json> {
   const user = slackId(body, 'user', DEFAULT_USER);
   const viewId = optional(body, 'view_id');
-  const text = field(body, 'text', { allowEmpty: true });
+  const filled = Array.isArray(body.values) ? body.values.map(String) : undefined;
+  const text = filled ? '' : field(body, 'text', { allowEmpty: true });
   const opened = viewId
     ? ctx.slack.views.find((v) => v.view.id === viewId)
     : ctx.slack.views.findLast((v) => v.user === user);
@@ -143,16 +178,21 @@ export async function submit(ctx: Ctx, body: Json): Promise<Json> {
       viewId ? `no modal ${viewId} (see GET /views)` : `no modal open for ${user}`,
     );
   }
-  const input = (opened.view.blocks as Json[] | undefined)?.find((b) => b.type === 'input');
-  const blockId = String(input?.block_id ?? '');
-  const actionId = String((input?.element as Json | undefined)?.action_id ?? '');
-  if (!input) throw new HttpError(409, `modal ${opened.view.id} has no input to fill`);
+  const inputs = ((opened.view.blocks as Json[] | undefined) ?? []).filter(
+    (b) => b.type === 'input',
+  );
+  if (inputs.length === 0) throw new HttpError(409, `modal ${opened.view.id} has no input to fill`);
+  const values = Object.fromEntries(
+    inputs
+      .slice(0, filled?.length ?? 1)
+      .map((input, i) => [
+        String(input.block_id ?? ''),
+        { [String((input.element as Json | undefined)?.action_id ?? '')]: filled?.[i] ?? text },
+      ]),
+  );
   return {
     view_id: opened.view.id,
-    ...(await interact(
-      ctx,
-      viewSubmission(opened.view, user, { [blockId]: { [actionId]: text } }),
-    )),
+    ...(await interact(ctx, viewSubmission(opened.view, user, values), user)),
   };
 }
 
@@ -182,9 +222,10 @@ export function answers(ctx: Ctx, user: string | null): Json {
   return { answers: all.filter((a) => !user || a.user === user) };
 }
 
-async function interact(ctx: Ctx, payload: Json): Promise<Json> {
+async function interact(ctx: Ctx, payload: Json, user: string): Promise<Json> {
   const since = lastSlackSeq(ctx);
-  const res = await toBot(ctx, formEncode({ payload: JSON.stringify(payload) }));
+  const from = fromWorkspaceOf(ctx, user, payload);
+  const res = await toBot(ctx, formEncode({ payload: JSON.stringify(from) }));
   return { status: res.status, ack: res.json ?? res.text, ...(await effectsSince(ctx, since)) };
 }
 

@@ -5,8 +5,10 @@ import { createLogger, type Logger } from '../log.ts';
 import { registerAccessControl } from '../slack/access-middleware.ts';
 import { registerListeners } from '../slack/listeners/index.ts';
 import { recordThreadReplies } from '../slack/listeners/thread-replies.ts';
+import { envelopeMismatch } from '../slack/workspace-claims.ts';
 import { type Core, openCore } from './core.ts';
 import { distributedDoctor, registerWorkspaceSide } from './distributed.ts';
+import { startForgetSweep } from './forgets.ts';
 import { buildJobParts, type JobParts } from './job-parts.ts';
 import type { Bot, BotOptions } from './options.ts';
 import { createReporting, type Reporting } from './reporting.ts';
@@ -60,6 +62,8 @@ async function assemble(config: Config, opts: BotOptions, log: Logger, teardown:
     core.liveness.loopStore('digest', Number.POSITIVE_INFINITY),
   );
   if (stopDigest) teardown.add('digest', stopDigest);
+  if (core.workspaces)
+    startForgetSweep({ config, opts, log, teardown, liveness: core.liveness, now: core.now });
   addShutdownSteps(core, parts, config, teardown, log);
   const distributed = config.distribution ? { distributed: true } : {};
   log.info({ mode: config.slack.mode, port: config.port, ...distributed }, 'bot.started');
@@ -119,7 +123,12 @@ function registerSlackSide(
       access,
       botUserId: async (ws) => (await slack.botFor(ws))?.userId,
       // Before Bolt's authorize and the docs gate: only a workspace installed and connected.
-      ...(workspaces ? { served: workspaces.docs.served } : {}),
+      ...(workspaces
+        ? {
+            served: workspaces.docs.served,
+            sameWorkspace: (body: unknown) => envelopeMismatch(body) === undefined,
+          }
+        : {}),
     }),
   );
 }

@@ -10,6 +10,7 @@ import type { HomePublisher, WorkspaceHome } from '../slack/home.ts';
 import { registerDocsAdmin } from '../slack/listeners/docs-admin.ts';
 import { registerUninstall } from '../slack/listeners/uninstall.ts';
 import type { OAuthSetup } from '../slack/oauth.ts';
+import { registerWorkspaceClaims } from '../slack/workspace-claims.ts';
 import type { Store } from '../store/types.ts';
 import { createDocsAdmin, createDocsReader, type DocsReader } from '../workspaces/docs-admin.ts';
 import { describeKeys, verifyKeys } from '../workspaces/key-check.ts';
@@ -85,9 +86,10 @@ export async function openWorkspaces(
 }
 
 /**
- * Before every listener (the access check included): a workspace with no docs project
- * connected is told how to connect, and nothing else happens. Then the Home's docs buttons
- * and forms, and the uninstall listeners.
+ * Before every listener (the access check included): an event whose envelope names another
+ * workspace than its install reaches nothing (../slack/workspace-claims.ts); a workspace with
+ * no docs project connected is told how to connect, and nothing else happens. Then the Home's
+ * docs buttons and forms, and the uninstall listeners.
  */
 export function registerWorkspaceSide(
   app: App,
@@ -95,6 +97,7 @@ export function registerWorkspaceSide(
   deps: { store: Store; inflight: Inflight; log: Logger; api: ApiClient; home: HomePublisher },
 ): void {
   const { store, inflight, log } = deps;
+  registerWorkspaceClaims(app, log);
   registerDocsGate(app, {
     connected: async (ws) => (await store.getDocsConnection(ws))?.connection != null,
     home: notConnectedHomeOf(w.docs),

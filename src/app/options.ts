@@ -16,6 +16,8 @@ export interface BotOptions {
   followUpGraceMs?: number;
   troubleAfterMs?: number;
   pendingRootMs?: number;
+  /** How often the retention sweep runs (src/app/forgets.ts). */
+  forgetSweepMs?: number;
   digest?: { staleClaimMs?: number; retryMs?: number; catchUpMs?: number; retryRequests?: number };
   /** The starts lane after acks (tests fill it to see the busy answer). */
   work?: LaneSize;

@@ -1,7 +1,7 @@
 import type { Logger } from '../log.ts';
 import type { Store } from '../store/types.ts';
 import type { Wake } from './ports.ts';
-import { type ButtonAnswer, type ButtonClick, UNKNOWN_JOB } from './retry.ts';
+import { type ButtonAnswer, type ButtonClick, clickedThread, UNKNOWN_JOB } from './retry.ts';
 
 /**
  * "Cancel watching": the requester stops the bot from polling a job it no longer cares
@@ -19,8 +19,8 @@ export function createWatchControl(deps: {
   const now = deps.now ?? Date.now;
   return async function stopWatching(click: ButtonClick): Promise<ButtonAnswer> {
     const { threadId, userId } = click;
-    const thread = await deps.store.getThread(threadId);
-    if (!thread || thread.channelId !== click.channelId) {
+    const thread = clickedThread(await deps.store.getThread(threadId), click, log);
+    if (!thread) {
       log.info({ threadId, userId }, 'unwatch.unknown_thread');
       return UNKNOWN_JOB;
     }

@@ -2,11 +2,18 @@ import type { Access } from '../access.ts';
 import type { Logger } from '../log.ts';
 import type { JobThread, Store } from '../store/types.ts';
 import type { FollowUpOutcome } from './ports.ts';
-import { type ButtonAnswer, type ButtonClick, UNKNOWN_JOB } from './retry.ts';
+import {
+  type ButtonAnswer,
+  type ButtonClick,
+  clickedThread,
+  ofWorkspace,
+  type RequestWorkspace,
+  UNKNOWN_JOB,
+} from './retry.ts';
 import type { JobService } from './service.ts';
 
 /** A follow-up written in the "Send follow-up" form, as the chat side read it. */
-export interface FormFollowUp {
+export interface FormFollowUp extends RequestWorkspace {
   threadId: number;
   /** The form's view id: one follow-up per submission, however often Slack sends it. */
   viewId: string;
@@ -54,8 +61,8 @@ export function createFollowUpForm(deps: {
   async function open(
     click: ButtonClick,
   ): Promise<{ thread: JobThread } | { answer: ButtonAnswer }> {
-    const thread = await store.getThread(click.threadId);
-    if (!thread || thread.channelId !== click.channelId) {
+    const thread = clickedThread(await store.getThread(click.threadId), click, log);
+    if (!thread) {
       log.info({ threadId: click.threadId, userId: click.userId }, 'follow_up_form.unknown_thread');
       return { answer: UNKNOWN_JOB };
     }
@@ -73,13 +80,21 @@ export function createFollowUpForm(deps: {
    * A submission recorded before (Slack sent it again) is fine: it is sent once.
    * The form names its thread only by id (its metadata is the submitter's to forge, and an
    * old form outlives a change of the allowlists): who may send it, and where, is decided
-   * on the stored thread's channel, never on anything the payload says.
+   * on the stored thread's workspace and channel, never on anything the payload says.
    */
   async function record(s: FormFollowUp): Promise<FormRefusal | { ok: true }> {
     const text = s.text.trim();
     if (!text) return { error: 'Write what the agent should do next.' };
     const thread = await store.getThread(s.threadId);
     if (!thread) return { error: UNKNOWN_JOB };
+    if (!ofWorkspace(thread, s)) {
+      const ids = { threadId: thread.id, userId: s.userId, teamId: s.teamId };
+      log.warn(
+        { surface: 'view', reason: 'other_workspace', ...ids, claimedTeamId: thread.teamId },
+        'workspace.refused',
+      );
+      return { error: UNKNOWN_JOB };
+    }
     const verdict = deps.access.check(s.userId, thread.channelId);
     if (!verdict.ok) return { refused: verdict.reason, channelId: thread.channelId };
     if (!takesFollowUps(thread))

@@ -1,16 +1,62 @@
 import type { Access } from '../access.ts';
 import type { Budget } from '../api/budget.ts';
 import type { Logger } from '../log.ts';
-import type { Store } from '../store/types.ts';
+import type { JobThread, Store } from '../store/types.ts';
 import { clockTime } from './failures.ts';
 import type { Wake } from './ports.ts';
 import type { JobService } from './service.ts';
 
+/**
+ * The workspace a click or a form was authorized for: its team, and its org when the
+ * install that answered is org-wide (it serves every team of the org).
+ */
+export interface RequestWorkspace {
+  teamId: string;
+  enterpriseId?: string | undefined;
+  orgWide?: boolean | undefined;
+}
+
 /** Who clicked which button, on which thread, as the chat side read it from the payload. */
-export interface ButtonClick {
+export interface ButtonClick extends RequestWorkspace {
   threadId: number;
   channelId: string;
   userId: string;
+}
+
+/**
+ * Whether a stored thread is the requesting workspace's: the same team, or a team of the org
+ * an org-wide install serves. A button or form naming another workspace's thread (its id is
+ * a number anyone can write) acts on nothing there.
+ */
+export function ofWorkspace(
+  thread: Pick<JobThread, 'teamId' | 'enterpriseId'>,
+  ws: RequestWorkspace,
+): boolean {
+  if (thread.teamId === ws.teamId) return true;
+  return ws.orgWide === true && !!ws.enterpriseId && thread.enterpriseId === ws.enterpriseId;
+}
+
+/** The thread a click names, if it is of the click's workspace and conversation. */
+export function clickedThread(
+  thread: JobThread | undefined,
+  click: ButtonClick,
+  log: Logger,
+): JobThread | undefined {
+  if (!thread || thread.channelId !== click.channelId) return undefined;
+  if (ofWorkspace(thread, click)) return thread;
+  // Ids only: the person is told the job is unknown, as for one that does not exist.
+  log.warn(
+    {
+      surface: 'action',
+      reason: 'other_workspace',
+      threadId: thread.id,
+      userId: click.userId,
+      teamId: click.teamId,
+      claimedTeamId: thread.teamId,
+    },
+    'workspace.refused',
+  );
+  return undefined;
 }
 
 /** What to tell the person who clicked (only them); null when the root message says it. */
@@ -45,8 +91,8 @@ export function createRetries(deps: {
   const now = deps.now ?? Date.now;
   return async function retry(click: ButtonClick): Promise<ButtonAnswer> {
     const { threadId, userId } = click;
-    const thread = await deps.store.getThread(threadId);
-    if (!thread || thread.channelId !== click.channelId) {
+    const thread = clickedThread(await deps.store.getThread(threadId), click, log);
+    if (!thread) {
       log.info({ threadId, userId }, 'retry.unknown_thread');
       return UNKNOWN_JOB;
     }

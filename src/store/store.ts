@@ -4,6 +4,7 @@ import { coordinationQueries } from './coordination.ts';
 import { docsConnectionQueries } from './docs-connections.ts';
 import type { Engine } from './engine.ts';
 import { followUpQueries } from './follow-ups.ts';
+import { forgetSweepQueries } from './forget-sweep.ts';
 import { forgetQueries } from './forgets.ts';
 import { gapQueries } from './gaps.ts';
 import { homeQueries } from './home.ts';
@@ -36,6 +37,7 @@ export function createStore(engine: Engine): Store {
     ...installationQueries(engine),
     ...docsConnectionQueries(engine),
     ...forgetQueries(engine),
+    ...forgetSweepQueries(engine),
     ...sealedValueQueries(engine),
     ...workspaceWorkQueries(engine),
     ping: () => engine.ping(),

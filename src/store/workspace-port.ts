@@ -1,5 +1,7 @@
 import type { WorkspaceSettings } from '../workspace-settings.ts';
 import type {
+  ForgetLease,
+  ForgetStep,
   InstallationQuery,
   InstallationSummary,
   KeyCheck,
@@ -73,6 +75,29 @@ export interface WorkspaceStore {
   dueForgets(now: number, limit: number): Promise<WorkspaceForget[]>;
   /** Removes the uninstall record (a re-install, or its data forgotten); false if none. */
   clearUninstalled(ws: WorkspaceKey): Promise<boolean>;
+
+  /**
+   * The retention sweep takes a due forget: its `forget_at` moves to `until`, a lease no
+   * other replica finds due before it runs out. False if it changed since it was read
+   * (another replica took it, or a re-install cleared it).
+   */
+  claimForget(f: WorkspaceForget, until: number): Promise<boolean>;
+  /**
+   * One batch of a claimed forget, in one transaction: the lease moves from `f.held` to
+   * `until` (or the answer is 'lost'), then up to `limit` rows of the first table of
+   * src/store/forget-sweep.ts that still holds some of the workspace's are deleted; when
+   * none holds any, the forget is done and its record removed.
+   */
+  forgetBatch(f: ForgetLease, until: number, limit: number): Promise<ForgetStep>;
+  /**
+   * An org's forget: the teams its org-wide install served (rows naming the org, no install
+   * of their own) each get a forget of their own, due with the org's. Answers how many.
+   */
+  spreadOrgForget(enterpriseId: string, uninstalledAt: number, forgetAt: number): Promise<number>;
+  /** How many rows of each table the forget deletes hold the workspace's data now. */
+  workspaceRows(ws: WorkspaceKey): Promise<Record<string, number>>;
+  /** An operator's forget: the workspace's recorded uninstall is due now; false if none or already due. */
+  expediteForget(ws: WorkspaceKey, now: number): Promise<boolean>;
 
   /**
    * A team with no installation any more: its unsent announcements are settled with

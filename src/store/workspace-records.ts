@@ -83,6 +83,22 @@ export interface WorkspaceForget {
   forgetAt: number;
 }
 
+/** A forget as the sweep holds it: its row's ids, and the lease it last took. */
+export interface ForgetLease {
+  enterpriseId: string | null;
+  teamId: string | null;
+  /** The `forget_at` this replica last set (or saw, before its claim). */
+  held: number;
+}
+
+/** What one batch of a forget did. */
+export type ForgetStep =
+  | { state: 'deleted'; table: string; rows: number }
+  /** Nothing of the workspace left: the forget is done, its record removed. */
+  | { state: 'done' }
+  /** The lease was gone (re-installed, or another replica took over after it ran out). */
+  | { state: 'lost' };
+
 /** Who "stopped watching" the jobs of an uninstalled workspace (job_threads.unwatched_by). */
 export const UNINSTALLED_WATCHER = 'app_uninstalled';
 

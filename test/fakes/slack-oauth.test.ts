@@ -326,3 +326,46 @@ describe("Bolt's own OAuth flow against the fake", () => {
     }
   });
 });
+
+describe('the Allow page a person meets in a browser (showAllowPage)', () => {
+  const authorize = () =>
+    `${slack.authorizeUrl}?client_id=${SLACK_APP.clientId}&scope=chat%3Awrite&state=s1`;
+  const hrefOf = (html: string, id: string) => {
+    const href = new RegExp(`id="${id}" href="([^"]+)"`).exec(html)?.[1] ?? '';
+    return new URL(href.replaceAll('&#38;', '&'), slack.authorizeUrl).toString();
+  };
+
+  it('lists the workspaces, switches between them, and Allow sends a code for the one picked', async () => {
+    slack.showAllowPage();
+    const first = await fetch(authorize());
+    const html = await first.text();
+    expect(first.headers.get('content-type')).toContain('text/html');
+    expect(html).toContain('access the Acme Slack workspace');
+    const alpha = await (await fetch(hrefOf(html, 'switch-T0A'))).text();
+    expect(alpha).toContain('access the Alpha Slack workspace');
+    expect(alpha).toContain('<code>U0A1</code>');
+    const allowed = await fetch(hrefOf(alpha, 'allow-T0A'), { redirect: 'manual' });
+    expect(allowed.status).toBe(302);
+    const back = new URL(allowed.headers.get('location') ?? '');
+    expect(`${back.origin}${back.pathname}`).toBe(REDIRECT);
+    expect(back.searchParams.get('state')).toBe('s1');
+    const r = await noToken().oauth.v2.access({ ...creds, code: back.searchParams.get('code')! });
+    expect(r).toMatchObject({ team: { id: 'T0A' }, authed_user: { id: 'U0A1' } });
+  });
+
+  it('Cancel sends the browser back with access_denied; off, the page approves at once as before', async () => {
+    slack.showAllowPage();
+    const html = await (await fetch(authorize())).text();
+    const cancel = /class="button cancel" href="([^"]+)"/.exec(html)?.[1] ?? '';
+    const denied = await fetch(new URL(cancel.replaceAll('&#38;', '&'), slack.authorizeUrl), {
+      redirect: 'manual',
+    });
+    expect(new URL(denied.headers.get('location') ?? '').searchParams.get('error')).toBe(
+      'access_denied',
+    );
+    slack.showAllowPage(false);
+    const direct = await fetch(authorize(), { redirect: 'manual' });
+    expect(direct.status).toBe(302);
+    expect(new URL(direct.headers.get('location') ?? '').searchParams.get('code')).toBeTruthy();
+  });
+});

@@ -174,6 +174,20 @@ export class FakeSlack extends SlackServer {
     this.installer = who;
   }
 
+  /**
+   * From now on the authorize page is the one a person meets in a browser: it lists the
+   * workspaces to install in and waits for Allow (test/fakes/slack/allow-page.ts), instead
+   * of approving at once as `installAs` says.
+   */
+  showAllowPage(on = true): void {
+    this.askInstaller = on;
+  }
+
+  /** The workspace a person belongs to (the default one for anyone no workspace lists). */
+  workspaceOf(user: string): Workspace {
+    return this.workspaces.userOwner(user);
+  }
+
   /** Moves the fake's clock on (token and code expiry), as if that much time had passed. */
   advanceClock(ms: number): void {
     this.workspaces.advance(ms);

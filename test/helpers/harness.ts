@@ -143,7 +143,14 @@ export class Harness {
   async start(
     extra: Pick<
       BotOptions,
-      'digest' | 'apiRetry' | 'pendingRootMs' | 'channelGapMs' | 'updateLimit' | 'work' | 'lanes'
+      | 'digest'
+      | 'apiRetry'
+      | 'pendingRootMs'
+      | 'channelGapMs'
+      | 'updateLimit'
+      | 'work'
+      | 'lanes'
+      | 'forgetSweepMs'
     > = {},
   ): Promise<void> {
     this.bot = await this.#startBot(this.env, this.logChunks, extra, (store) => {

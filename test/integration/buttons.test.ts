@@ -165,6 +165,8 @@ describe('Retry', () => {
     await store.close();
     const payload = (value: string, responseId: string) => ({
       type: 'block_actions',
+      // Slack always names the workspace: the job a button names must be of it.
+      team: { id: 'T0001' },
       user: { id: USER },
       channel: { id: CHANNEL },
       trigger_id: h.slack.issueTriggerId(USER),

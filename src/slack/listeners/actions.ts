@@ -14,6 +14,7 @@ import type { WorkLanes } from '../../work-queue.ts';
 import { refusalModal } from '../access-middleware.ts';
 import { ACTIONS, FOLLOW_UP_INPUT, FOLLOW_UP_VIEW, followUpModal } from '../action-blocks.ts';
 import { readJson } from '../json-value.ts';
+import { payloadTeam } from '../workspace-claims.ts';
 
 /** What the root message's buttons do, in the jobs feature's words. */
 export interface ButtonDeps {
@@ -100,7 +101,12 @@ export function registerActions(
       log.warn({ actionId: action.action_id, userId: user.id }, 'action.stale');
       return tell(STALE);
     }
-    const click = { threadId: Number(action.value), channelId: channel.id, userId: user.id };
+    const ws = requestWorkspace(args);
+    if (!ws) {
+      log.warn({ actionId: action.action_id, userId: user.id }, 'action.malformed');
+      return tell(STALE);
+    }
+    const click = { threadId: Number(action.value), channelId: channel.id, userId: user.id, ...ws };
     log.info({ actionId: action.action_id, ...click }, 'action.clicked');
     if (run) {
       // Retry creates a job again (a start); Cancel watching is an answer.
@@ -131,8 +137,13 @@ export function registerActions(
       return fail('This form is out of date. Close it and click Send follow-up again.');
     }
     const { view, user } = parsed.data;
+    const ws = requestWorkspace(args);
+    if (!ws) {
+      log.warn({ userId: user.id }, 'form.malformed');
+      return fail('This form is out of date. Close it and click Send follow-up again.');
+    }
     const text = view.state.values[FOLLOW_UP_INPUT.block]?.[FOLLOW_UP_INPUT.action]?.value ?? '';
-    const sub = { threadId: meta.threadId, viewId: view.id, userId: user.id, text };
+    const sub = { threadId: meta.threadId, viewId: view.id, userId: user.id, text, ...ws };
     const recorded = await buttons.followUpForm.record(sub).catch((err: unknown) => {
       log.error({ err, threadId: sub.threadId }, 'form.record_failed');
       return { error: NOT_RECORDED };
@@ -157,6 +168,14 @@ export function registerActions(
     });
     // Recorded before the ack: the recovery pass sends it.
     if (!queued) log.warn({ threadId: sub.threadId, viewId: view.id }, 'form.left_for_recovery');
+  }
+
+  /** The workspace the request was authorized for: the job it names must be of it. */
+  function requestWorkspace(args: AllMiddlewareArgs & { body: unknown }) {
+    const { enterpriseId, isEnterpriseInstall } = args.context;
+    const teamId = payloadTeam(args.body) ?? args.context.teamId;
+    if (!teamId) return undefined;
+    return { teamId, enterpriseId, orgWide: isEnterpriseInstall === true };
   }
 
   app.action({ type: 'block_actions', action_id: /^job_/ }, (args) =>

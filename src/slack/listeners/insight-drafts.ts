@@ -15,6 +15,7 @@ import type { Logger } from '../../log.ts';
 import type { Projects } from '../../projects.ts';
 import type { JobOrigin, Store } from '../../store/types.ts';
 import type { WorkLanes } from '../../work-queue.ts';
+import { refusalModal } from '../access-middleware.ts';
 import { toChatError } from '../chat.ts';
 import {
   budgetSpentError,
@@ -30,7 +31,8 @@ import {
   seedPrompt,
 } from '../insight-drafts.ts';
 import { readJson } from '../json-value.ts';
-import { whereText } from './insight-gaps.ts';
+import { payloadTeam } from '../workspace-claims.ts';
+import { gapOfChannel, whereText } from './insight-gaps.ts';
 import { ReportAction } from './report-action.ts';
 
 export interface InsightDraftDeps {
@@ -40,7 +42,7 @@ export interface InsightDraftDeps {
   agentBudget: (projectId: string) => Pick<Budget, 'status'>;
   store: Pick<Store, 'claimEvent' | 'eventSeen'>;
   /** Gaps and their state: a gap's form claims the gap (one job per gap). */
-  gapBook?: Pick<GapBook, 'claim' | 'release'> | undefined;
+  gapBook?: Pick<GapBook, 'claim' | 'release' | 'get'> | undefined;
   chat: Pick<JobChat, 'tellUser'>;
   work: WorkLanes;
   log: Logger;
@@ -77,11 +79,15 @@ const BUSY = "I'm very busy right now and couldn't start the job. Please use `/a
 
 /** One job per form, however often Slack sends its submission. */
 export const draftKey = (viewId: string) => `insight_draft:${viewId}`;
-/** One job per insight (a button on a message), however many forms its clicks opened. */
+/**
+ * One job per insight (a button on a message), however many forms its clicks opened; keyed
+ * by its workspace too, so that no other workspace's form can take an insight's one job.
+ */
 export const insightKey = (m: DraftMetadata) =>
   m.messageTs && m.actionId
-    ? `insight_drafted:${m.channelId}:${m.messageTs}:${m.actionId}`
+    ? `insight_drafted:${m.teamId}:${m.channelId}:${m.messageTs}:${m.actionId}`
     : undefined;
+const OTHER_WORKSPACE = 'This form belongs to another workspace. Nothing was started.';
 const GAP_GONE =
   'This gap is no longer kept (it was not listed for half a year). Close the form and run `/insights` again.';
 const TAKEN =
@@ -138,6 +144,8 @@ export function registerInsightDrafts(app: App, deps: InsightDraftDeps): void {
       return fail('This form is out of date. Close it and click Draft it again.');
     }
     const { view, user } = parsed.data;
+    if (!ownForm(args, meta, user.id))
+      return args.ack({ response_action: 'update', view: refusalModal(OTHER_WORKSPACE) });
     const prompt = (view.state.values[DRAFT_INPUT.block]?.[DRAFT_INPUT.action]?.value ?? '').trim();
     if (!prompt) return fail(EMPTY);
     const spent = await budgetSpent(meta);
@@ -149,7 +157,7 @@ export function registerInsightDrafts(app: App, deps: InsightDraftDeps): void {
     const claim =
       meta.gapId === undefined
         ? await claimDraft(view.id, meta)
-        : await claimGap(meta.gapId, view.id, user.id);
+        : await claimGap(meta, meta.gapId, view.id, user.id);
     if (claim === 'error') return fail(NOT_RECORDED);
     if (claim === 'missing') return fail(GAP_GONE);
     if (claim === 'taken') {
@@ -186,6 +194,19 @@ export function registerInsightDrafts(app: App, deps: InsightDraftDeps): void {
     }
   }
 
+  /** The metadata is the submitter's to forge: its workspace must be the form's own. */
+  function ownForm(
+    args: SlackViewMiddlewareArgs & AllMiddlewareArgs,
+    meta: DraftMetadata,
+    userId: string,
+  ): boolean {
+    const teamId = payloadTeam(args.body) ?? args.context.teamId;
+    if (teamId === meta.teamId) return true;
+    const ids = { userId, teamId, claimedTeamId: meta.teamId, gapId: meta.gapId };
+    log.warn({ surface: 'view', reason: 'other_workspace', ...ids }, 'workspace.refused');
+    return false;
+  }
+
   /** Where the gap's job is, to the person whose form was refused (a link it cannot hold). */
   async function tellWhere(
     client: WebClient,
@@ -198,6 +219,7 @@ export function registerInsightDrafts(app: App, deps: InsightDraftDeps): void {
 
   /** The gap's claim (gap-book.ts): one job per gap while it runs or once it opened a PR. */
   async function claimGap(
+    meta: DraftMetadata,
     gapId: number,
     viewId: string,
     userId: string,
@@ -206,6 +228,9 @@ export function registerInsightDrafts(app: App, deps: InsightDraftDeps): void {
   > {
     if (!deps.gapBook) return 'missing';
     try {
+      const found = await deps.gapBook.get(gapId);
+      const where = { ...meta, userId };
+      if (!found || !(await gapOfChannel(deps.projects, found.gap, where, log))) return 'missing';
       const c = await deps.gapBook.claim(gapId, viewId, userId);
       return c.outcome === 'taken' ? c : c.outcome;
     } catch (err) {

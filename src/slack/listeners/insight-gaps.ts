@@ -66,6 +66,17 @@ export function registerInsightGaps(app: App, deps: InsightGapDeps): void {
     });
     if (found === null) return void (await tell(NOT_READ));
     if (!found) return void (await tell(STALE));
+    const where = {
+      teamId: parsed.data.team.id,
+      channelId: parsed.data.channel.id,
+      userId: parsed.data.user.id,
+    };
+    const own = await gapOfChannel(deps.projects, found.gap, where, log).catch((err: unknown) => {
+      log.error({ err, gapId: choice.id }, 'insight_gap.unread');
+      return null;
+    });
+    if (own === null) return void (await tell(NOT_READ));
+    if (!own) return void (await tell(STALE));
     const at = { gapId: choice.id, userId: parsed.data.user.id, what: choice.what };
     log.info({ ...at, state: found.state }, 'insight_gap.chosen');
     if (choice.what === 'evidence')
@@ -128,6 +139,35 @@ export function registerInsightGaps(app: App, deps: InsightGapDeps): void {
   app.action({ type: 'block_actions', action_id: GAP_ACTION }, (args) =>
     deps.inflight.track(onChoice(args)),
   );
+}
+
+/**
+ * Whether a gap is one the request's conversation may act on: a gap of the project its
+ * channel uses (gaps are kept per project, and a gap id is a number anyone can write into a
+ * payload). Logged when it is not.
+ */
+export async function gapOfChannel(
+  projects: Pick<Projects, 'forChannel'>,
+  gap: { id: number; projectId: string },
+  where: { teamId: string; channelId: string; userId?: string | undefined },
+  log: Logger,
+): Promise<boolean> {
+  const projectId = await projects.forChannel(where.teamId, where.channelId);
+  if (gap.projectId === projectId) return true;
+  const { teamId, channelId, userId } = where;
+  log.warn(
+    {
+      surface: 'gap',
+      reason: 'other_project',
+      gapId: gap.id,
+      userId,
+      teamId,
+      channelId,
+      projectId,
+    },
+    'workspace.refused',
+  );
+  return false;
 }
 
 /** Where a drafted gap's job is, with a link to its thread when Slack gives one. */

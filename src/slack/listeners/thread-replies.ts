@@ -121,10 +121,16 @@ export function recordThreadReplies(deps: {
   /** The bot's user id in the workspace (an install's own, in distributed mode). */
   botUserId: (ws: WorkspaceRef) => Promise<string | undefined>;
   served?: (ws: EventWorkspace) => Promise<boolean>;
+  /**
+   * Distributed mode: whether the envelope's workspace is the one the event was authorized
+   * for (../workspace-claims.ts); a reply claiming another is never recorded.
+   */
+  sameWorkspace?: (body: unknown) => boolean;
 }) {
   return async (body: unknown): Promise<void> => {
     const plain = readReply(body);
     if (!plain) return;
+    if (deps.sameWorkspace && !deps.sameWorkspace(body)) return;
     // Someone the allowlists leave out: never recorded, so never sent (the access
     // middleware tells them why).
     if (deps.access?.isAllowed(plain.reply.userId, plain.reply.channelId) === false) return;

@@ -8,6 +8,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { LatencyModel } from '../latency.ts';
 import type { FakeSocketMode } from '../socket-mode.ts';
+import { allowChoice, allowPage } from './allow-page.ts';
 import { FileUploads } from './files.ts';
 import { gate, scrubOAuth } from './gate.ts';
 import { Faults, RateLimiter } from './limits.ts';
@@ -35,6 +36,8 @@ export class SlackServer {
     team: 'T0001',
     user: 'U0001',
   };
+  /** The authorize page asks the browser which workspace and waits for Allow (showAllowPage). */
+  protected askInstaller = false;
   protected readonly messages = new Messages((c) => this.workspaces.channelOwner(c).team);
   protected readonly uploads = new FileUploads(this.messages, () => this.base);
   protected readonly viewState = new Views();
@@ -89,8 +92,19 @@ export class SlackServer {
     if (kind === 'upload' && req.method === 'POST') return this.uploadBytes(id, req, body, res);
     if (kind === 'response' && req.method === 'POST') return this.responsePost(id, body, res);
     if (url.pathname === '/oauth/v2/authorize' && req.method === 'GET')
-      return send(res, this.oauth.authorizePage(url.searchParams, this.installer));
+      return send(res, this.authorizeAnswer(url));
     send(res, { status: 404, body: 'not found' });
+  }
+
+  /** The authorize page: approved at once as `installer` says, or asked in the page. */
+  private authorizeAnswer(url: URL): Answer {
+    if (!this.askInstaller) return this.oauth.authorizePage(url.searchParams, this.installer);
+    const choice = allowChoice(url.searchParams);
+    if (!choice) return allowPage(url.pathname, url.searchParams, this.workspaces.list());
+    const query = new URLSearchParams(url.searchParams);
+    for (const k of ['team', 'user', 'approve', 'deny']) query.delete(k);
+    const { team, user, deny } = choice;
+    return this.oauth.authorizePage(query, { team, user, ...(deny ? { deny } : {}) });
   }
 
   private apiCall(

@@ -117,6 +117,11 @@ export class Workspaces {
     return { ...workspace, botToken: this.issue(install, false).value };
   }
 
+  /** Every workspace, the default one first. */
+  list(): Workspace[] {
+    return [DEFAULT_WORKSPACE, ...this.added.values()];
+  }
+
   workspace(team: string): Workspace | undefined {
     return team === DEFAULT_WORKSPACE.team ? DEFAULT_WORKSPACE : this.added.get(team);
   }
