@@ -53,6 +53,7 @@ async function assemble(config: Config, opts: BotOptions, log: Logger, teardown:
     clients: core.slack,
     analytics: core.budgets.analytics,
     now: core.now,
+    workspaceDigests: core.workspaces && (() => core.workspaces!.docs.digests()),
     ...(core.workspaces ? { workspaces: reportingSide(core.workspaces, core, config) } : {}),
   });
   teardown.add('embeddings', reporting.stop);

@@ -16,6 +16,7 @@ import { createProjects, type Projects } from '../projects.ts';
 import { createSlackJobChat } from '../slack/chat.ts';
 import { createHomePublisher, refreshingHome } from '../slack/home.ts';
 import { responseUrlAnswer } from '../slack/respond.ts';
+import { scopeFor } from '../store/scope.ts';
 import { createWorkLanes, DEFAULT_LANES } from '../work-queue.ts';
 import { startBackground, startRecoveryLoop } from './background.ts';
 import type { Core } from './core.ts';
@@ -94,6 +95,7 @@ function buildChatSide({ core, config, log, teardown }: Build) {
     agentBudget: budgets.agentFor,
     defaultProjectId: defaultProjectOf(config),
     log,
+    scope: scopeFor(config.distribution !== undefined),
   });
   teardown.add('home', () => home.stop());
   // Each workspace's posts with its own client (its install's token in distributed mode).

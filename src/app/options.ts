@@ -5,6 +5,7 @@ import type { Logger } from '../log.ts';
 import type { OpenOptions } from '../store/open.ts';
 import type { Store } from '../store/types.ts';
 import type { LaneSize, WorkLanes } from '../work-queue.ts';
+import type { DigestOptions } from './digests.ts';
 
 export interface BotOptions {
   logDestination?: DestinationStream;
@@ -18,7 +19,7 @@ export interface BotOptions {
   pendingRootMs?: number;
   /** How often the retention sweep runs (src/app/forgets.ts). */
   forgetSweepMs?: number;
-  digest?: { staleClaimMs?: number; retryMs?: number; catchUpMs?: number; retryRequests?: number };
+  digest?: DigestOptions;
   /** The starts lane after acks (tests fill it to see the busy answer). */
   work?: LaneSize;
   /** The other lanes' sizes (tests). */

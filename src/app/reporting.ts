@@ -1,21 +1,28 @@
 import type { WebClient } from '@slack/web-api';
-import { type Budget, slidingWindowBudget } from '../api/budget.ts';
+import type { Budget } from '../api/budget.ts';
 import type { ApiClient } from '../api/client.ts';
 import { EmbeddingsClient } from '../api/embeddings.ts';
 import type { Config } from '../config/config.ts';
 import { defaultProjectOf } from '../config/distribution.ts';
 import { storeInsightsCache } from '../insights/cache.ts';
-import { DIGEST_RETRY_REQUESTS, insightsPart } from '../insights/digest-part.ts';
 import { createGapBook } from '../insights/gap-book.ts';
 import { createInsightsService } from '../insights/service.ts';
 import type { Logger } from '../log.ts';
-import { startDigest, trafficPart } from '../reports/digest.ts';
 import { keepingHeadlines } from '../reports/headline.ts';
 import { createReportService } from '../reports/service.ts';
+import { startWorkspaceDigests } from '../reports/workspace-digests.ts';
 import { createSlackInsightsPoster } from '../slack/insights-poster.ts';
 import { createSlackReportPoster } from '../slack/report-poster.ts';
 import type { ClientSource } from '../slack/workspace-clients.ts';
+import { SINGLE_WORKSPACE, scopeFor } from '../store/scope.ts';
 import type { Store, WorkspaceRef } from '../store/types.ts';
+import type { WorkspaceDigest } from '../workspaces/docs-admin.ts';
+import {
+  type DigestOptions,
+  lazyInsightsPoster,
+  lazyReportPoster,
+  startOneDigest,
+} from './digests.ts';
 
 /**
  * The reports side of the composition root: the traffic and insights services, their Slack
@@ -26,7 +33,7 @@ export function createReporting(deps: {
   api: ApiClient;
   store: Store;
   log: Logger;
-  /** The digest's client: the app's own (the digest runs in single-workspace mode only). */
+  /** The single-workspace digest's client: the app's own. */
   client: WebClient;
   /** A workspace's own client, for the reports its people ask for. */
   clients: ClientSource;
@@ -42,13 +49,18 @@ export function createReporting(deps: {
     analyticsFor: (organisation: string) => Pick<Budget, 'remaining' | 'status'>;
     docsBaseUrlOf: (ws: WorkspaceRef) => Promise<string | undefined>;
   };
+  /** Distributed mode: the connected workspaces' digests, as their settings say. */
+  workspaceDigests?: (() => Promise<WorkspaceDigest[]>) | undefined;
 }) {
   const { config, api, store, log } = deps;
   const docsBaseUrl = config.visitors.docsBaseUrl;
+  // Whose state a request's workspace reads and writes: its own in distributed mode.
+  const scope = scopeFor(config.distribution !== undefined);
   const reports = keepingHeadlines(
     createReportService({ api, store, log, maxRequests: config.visitors.maxRequests }),
     store,
     log,
+    scope,
   );
   const posterLog = log.child({ component: 'report-poster' });
   const poster = createSlackReportPoster(deps.client, posterLog, { docsBaseUrl });
@@ -72,6 +84,7 @@ export function createReporting(deps: {
       grouping: { threshold: config.insights.similarity, synonyms: config.insights.synonyms },
     },
     embeddings: embedder && { embedder, cache: store },
+    scope,
   });
   // The database's clock, as the job threads it compares claims with are stamped.
   const gapBook = createGapBook({
@@ -79,6 +92,7 @@ export function createReporting(deps: {
     defaultProjectId: defaultProjectOf(config),
     log,
     now: deps.now,
+    scope,
   });
   const insightsLog = log.child({ component: 'insights-poster' });
   const insightsView = { docsBaseUrl, drafts: true };
@@ -89,51 +103,55 @@ export function createReporting(deps: {
       docsBaseUrl: await siteOf(ws),
     });
 
-  /** The weekly digest in DIGEST_CHANNEL, if it is set; returns its stop. */
+  const services = { reports, insights, gapBook, log, now: deps.now };
+
+  /**
+   * The weekly digest: in DIGEST_CHANNEL, if it is set; in distributed mode, each connected
+   * workspace's in the channel its settings name, on its schedule and in its time zone (the
+   * deployment's DIGEST_CRON and DIGEST_TIMEZONE where they say none), posted with its own
+   * client. Returns its stop.
+   */
   function startWeeklyDigest(
     owner: string,
-    opts: {
-      staleClaimMs?: number;
-      retryMs?: number;
-      catchUpMs?: number;
-      /** The insights section's retry allowance, in analytics requests a day. */
-      retryRequests?: number;
-    } = {},
+    opts: DigestOptions = {},
     /** The digest's own store: a background loop's, bounded by a deadline. */
     loopStore: Store = store,
   ): (() => void) | undefined {
+    const { cron, timeZone } = config.digest;
+    if (config.distribution) {
+      const list = deps.workspaceDigests;
+      if (!list) return undefined;
+      const digests = startWorkspaceDigests({
+        log,
+        plans: async () =>
+          (await list()).map((d) => ({
+            ws: d.ws,
+            projectId: d.projectId,
+            channelId: d.channelId,
+            cron: d.cron ?? cron,
+            timeZone: d.timeZone ?? timeZone,
+          })),
+        start: (plan) =>
+          startOneDigest(
+            services,
+            {
+              ...plan,
+              project: plan.projectId,
+              poster: lazyReportPoster(() => posterFor(plan.ws)),
+              insightsPoster: lazyInsightsPoster(() => insightsPosterFor(plan.ws)),
+            },
+            owner,
+            opts,
+            loopStore,
+          ),
+        ...(opts.syncMs === undefined ? {} : { everyMs: opts.syncMs }),
+      });
+      return () => digests.stop();
+    }
     const channelId = config.digest.channel;
     if (!channelId) return undefined;
-    const { retryRequests = DIGEST_RETRY_REQUESTS, ...timing } = opts;
-    const retries = {
-      limit: retryRequests,
-      ...slidingWindowBudget(loopStore, {
-        key: `digest-retry-requests:${channelId}`,
-        limit: retryRequests,
-        windowMs: 24 * 3_600_000,
-        description: "The insights section's retry allowance",
-        now: deps.now,
-      }),
-    };
-    const digest = startDigest({
-      store: loopStore,
-      log,
-      owner,
-      channelId,
-      notice: (channel, text, threadTs) => poster.postNotice(channel, text, threadTs),
-      parts: [
-        trafficPart(reports, poster),
-        insightsPart(insights, insightsPoster, log.child({ component: 'digest' }), {
-          retries,
-          gaps: gapBook,
-        }),
-      ],
-      cron: config.digest.cron,
-      timeZone: config.digest.timeZone,
-      now: deps.now,
-      ...timing,
-    });
-    return () => digest.stop();
+    const single = { ws: SINGLE_WORKSPACE, channelId, cron, timeZone, poster, insightsPoster };
+    return startOneDigest(services, single, owner, opts, loopStore);
   }
 
   return {

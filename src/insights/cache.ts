@@ -1,16 +1,17 @@
 import { z } from 'zod';
 import type { Logger } from '../log.ts';
-import type { Store } from '../store/types.ts';
+import type { Store, WorkspaceRef } from '../store/types.ts';
 import type { InsightsReport } from './report.ts';
 
 /**
  * Where reports of settled periods are kept, so that restarts and other replicas answer them
  * without spending the analytics budget again. A cache: a failure to read or write it is
- * logged and the report is built (or posted) all the same.
+ * logged and the report is built (or posted) all the same. Each workspace's apart (`ws`: its
+ * state scope, src/store/scope.ts).
  */
 export interface InsightsCache {
-  get(key: string): Promise<InsightsReport | undefined>;
-  put(key: string, report: InsightsReport, expiresAt: number): Promise<void>;
+  get(ws: WorkspaceRef, key: string): Promise<InsightsReport | undefined>;
+  put(ws: WorkspaceRef, key: string, report: InsightsReport, expiresAt: number): Promise<void>;
 }
 
 /**
@@ -45,9 +46,9 @@ export function storeInsightsCache(
 ): InsightsCache {
   const keyOf = (key: string) => `insights:${key}`;
   return {
-    async get(key) {
+    async get(ws, key) {
       try {
-        const body = await store.cachedReport(keyOf(key), now());
+        const body = await store.cachedReport(ws, keyOf(key), now());
         if (body === undefined) return undefined;
         const parsed = Envelope.safeParse(JSON.parse(body));
         if (parsed.success) return parsed.data.report as unknown as InsightsReport;
@@ -57,10 +58,10 @@ export function storeInsightsCache(
       }
       return undefined;
     },
-    async put(key, report, expiresAt) {
+    async put(ws, key, report, expiresAt) {
       const body = JSON.stringify({ v: CACHE_VERSION, report });
       await store
-        .cacheReport(keyOf(key), body, expiresAt, now())
+        .cacheReport(ws, keyOf(key), body, expiresAt, now())
         .catch((err: unknown) => log.warn({ err, key }, 'insights.cache_unwritten'));
     },
   };

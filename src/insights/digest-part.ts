@@ -5,6 +5,8 @@ import type { DigestPart } from '../reports/digest.ts';
 import { DigestGiveUp } from '../reports/digest-retry.ts';
 import { describeReportFailure } from '../reports/failures.ts';
 import type { DateRange } from '../reports/range.ts';
+import { SINGLE_WORKSPACE } from '../store/scope.ts';
+import type { WorkspaceRef } from '../store/types.ts';
 import type { GapBook } from './gap-book.ts';
 import { CORE } from './plan.ts';
 import type { InsightsPoster } from './ports.ts';
@@ -48,10 +50,22 @@ export function insightsPart(
   insights: Pick<InsightsService, 'build'>,
   poster: InsightsPoster,
   log: Logger,
-  { retries, gaps }: { retries?: RetryAllowance; gaps?: Pick<GapBook, 'resolve'> } = {},
+  {
+    retries,
+    gaps,
+    ws,
+    project,
+  }: {
+    retries?: RetryAllowance;
+    gaps?: Pick<GapBook, 'resolve'>;
+    /** The workspace whose digest this is (its cache, vectors and gaps), and its project. */
+    ws?: WorkspaceRef;
+    project?: string;
+  } = {},
 ): DigestPart {
+  const own = ws ? { workspace: ws } : {};
   async function report(range: DateRange, retry: boolean): Promise<InsightsReport> {
-    if (!retry || !retries) return insights.build(range);
+    if (!retry || !retries) return insights.build(range, project, own);
     const left = await retries.remaining();
     if (left < CORE.length) {
       throw new DigestGiveUp(
@@ -59,7 +73,8 @@ export function insightsPart(
       );
     }
     log.info({ left }, 'digest.insights_retry');
-    return insights.build(range, undefined, {
+    return insights.build(range, project, {
+      ...own,
       maxRequests: left,
       meter: retries,
       singleAttempt: true,
@@ -78,7 +93,7 @@ export function insightsPart(
       try {
         const built = await report(range, attempt?.retry === true);
         return async (channelId, threadTs) => {
-          const listing = await gaps?.resolve(built);
+          const listing = await gaps?.resolve(ws ?? SINGLE_WORKSPACE, built, project);
           await poster.post(channelId, built, {
             key: key(periodKey),
             title: 'Weekly docs insights',

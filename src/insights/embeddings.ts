@@ -3,7 +3,7 @@ import { EMBEDDINGS_OPERATION } from '../api/embeddings.ts';
 import { ApiError, type ApiErrorKind, MalformedResponse } from '../api/errors.ts';
 import type { Logger } from '../log.ts';
 import { redactPii } from '../redact-pii.ts';
-import type { Store } from '../store/types.ts';
+import type { Store, WorkspaceRef } from '../store/types.ts';
 
 /**
  * Sentence vectors of the texts being grouped, from a team's embeddings endpoint
@@ -29,7 +29,28 @@ export interface Embedder {
   ): Promise<Float32Array[]>;
 }
 
-export type VectorCache = Pick<Store, 'textVectors' | 'putTextVectors'>;
+/** Where one workspace's vectors are kept (the store's, bound to it by vectorCacheOf). */
+export interface VectorCache {
+  textVectors(model: string, hashes: readonly string[]): Promise<Map<string, string>>;
+  putTextVectors(
+    model: string,
+    rows: readonly { hash: string; vector: string }[],
+    now: number,
+    pruneBefore: number,
+  ): Promise<void>;
+}
+
+/** The store's vectors of workspace `ws` (its state scope, src/store/scope.ts). */
+export function vectorCacheOf(
+  store: Pick<Store, 'textVectors' | 'putTextVectors'>,
+  ws: WorkspaceRef,
+): VectorCache {
+  return {
+    textVectors: (model, hashes) => store.textVectors(ws, model, hashes),
+    putTextVectors: (model, rows, now, pruneBefore) =>
+      store.putTextVectors(ws, model, rows, now, pruneBefore),
+  };
+}
 
 export interface EmbeddingsDeps {
   embedder: Embedder;

@@ -1,5 +1,14 @@
 import type { Logger } from '../log.ts';
-import type { GapSeen, GapSummary, InsightGap, JobThread, NewGap, Store } from '../store/types.ts';
+import { type ScopeOf, singleScope } from '../store/scope.ts';
+import type {
+  GapSeen,
+  GapSummary,
+  InsightGap,
+  JobThread,
+  NewGap,
+  Store,
+  WorkspaceRef,
+} from '../store/types.ts';
 import { beforeOf, evidenceOf, GapBefore, GapEvidence, readStored } from './evidence.ts';
 import { matchGaps, mergeSignatures } from './gap-match.ts';
 import {
@@ -24,7 +33,10 @@ import type { InsightsReport } from './report.ts';
  *   leaves the gap open again, and a claim whose job was never recorded lapses after
  *   `CLAIM_LAPSES_MS`;
  * - dismissed by a person: not listed again; the report says how many it left out.
- * Gaps are scoped by project: every report, digest and week of a project sees the same ones.
+ * Gaps are scoped by workspace and project: every report, digest and week of a project in a
+ * workspace sees the same ones, and no other workspace sees them (`ws`, the request's or the
+ * digest's workspace, as `scope` maps it: src/store/scope.ts). A gap id from another
+ * workspace's report is no gap here ('missing').
  */
 
 /** Stored gaps a report is matched against: the most recently listed. */
@@ -63,6 +75,8 @@ export interface GapBookDeps {
   /** Open gaps listed per section (content gaps, pages). */
   listed?: number;
   now?: () => number;
+  /** Whose gaps a request's workspace reads and changes; the single workspace's by default. */
+  scope?: ScopeOf;
 }
 
 export type ClaimOutcome =
@@ -82,15 +96,22 @@ export function createGapBook(deps: GapBookDeps) {
   const now = deps.now ?? Date.now;
   const listed = deps.listed ?? 5;
   const log = deps.log.child({ component: 'gap-book' });
+  const scopeOf = deps.scope ?? singleScope;
 
   /** The report's gaps, matched, recorded and sorted by state (rules above). */
-  async function resolve(report: InsightsReport, projectId?: string): Promise<GapListing> {
+  async function resolve(
+    from: WorkspaceRef,
+    report: InsightsReport,
+    projectId?: string,
+  ): Promise<GapListing> {
+    const ws = scopeOf(from);
     const project = projectId ?? deps.defaultProjectId;
     const at = now();
-    const known = await store.gapsOf(project, KNOWN_MAX);
+    const known = await store.gapsOf(ws, project, KNOWN_MAX);
     const items = report.gaps ?? [];
     const match = matchGaps(items, known);
     const jobs = await store.gapThreads(
+      ws,
       known.filter((g) => g.state === 'drafted').map((g) => g.id),
     );
     const sorted = sortByState(items, match, known, jobs, report, at);
@@ -102,8 +123,9 @@ export function createGapBook(deps: GapBookDeps) {
     const listedKnown = [...listedContent, ...listedPages].flatMap((o) =>
       o.gap ? [seenOf(o.gap, o.item, report)] : [],
     );
-    await store.sawGaps([...sorted.seen, ...listedKnown], at);
-    const ids = await record([...listedContent, ...listedPages], known, project, report, at);
+    await store.sawGaps(ws, [...sorted.seen, ...listedKnown], at);
+    const listedItems = [...listedContent, ...listedPages];
+    const ids = await record(ws, listedItems, known, project, report, at);
     const matched = new Set(match.values());
     for (const g of known) {
       if (g.state !== 'drafted' || matched.has(g.id)) continue;
@@ -144,6 +166,7 @@ export function createGapBook(deps: GapBookDeps) {
 
   /** The listed items' gap ids: matched ones as they are, the others recorded now. */
   async function record(
+    ws: WorkspaceRef,
     listedItems: { item: GapItem; gap: GapSummary | undefined }[],
     known: readonly GapSummary[],
     project: string,
@@ -158,6 +181,7 @@ export function createGapBook(deps: GapBookDeps) {
       else fresh.push({ item, gap: newGapOf(item, project, report, keys) });
     }
     const added = await store.addGaps(
+      ws,
       fresh.map((f) => f.gap),
       at,
     );
@@ -165,9 +189,12 @@ export function createGapBook(deps: GapBookDeps) {
     return ids;
   }
 
-  /** What a click on the gap needs: the gap, its job, its state, its evidence. */
-  async function get(id: number) {
-    const found = await store.gapWithThread(id);
+  /**
+   * What a click on the gap needs: the gap, its job, its state, its evidence. Undefined for a
+   * gap that is not (or no longer) one of the workspace's.
+   */
+  async function get(from: WorkspaceRef, id: number) {
+    const found = await store.gapWithThread(scopeOf(from), id);
     if (!found) return undefined;
     const state = draftState(found.gap, found.thread, now());
     return { ...found, state, evidence: readStored(GapEvidence, found.gap.evidence) };
@@ -177,33 +204,40 @@ export function createGapBook(deps: GapBookDeps) {
    * Claims the gap for the form `token` (one job per gap while it runs or once it has a pull
    * request): compare-and-set on what was read, read again when another claim won.
    */
-  async function claim(id: number, token: string, userId: string): Promise<ClaimOutcome> {
+  async function claim(
+    from: WorkspaceRef,
+    id: number,
+    token: string,
+    userId: string,
+  ): Promise<ClaimOutcome> {
+    const ws = scopeOf(from);
     for (let attempt = 0; attempt < 3; attempt++) {
-      const found = await get(id);
+      const found = await get(ws, id);
       if (!found) return { outcome: 'missing' };
       const { gap, thread, state } = found;
       if (gap.claimToken === token && gap.state === 'drafted') return { outcome: 'duplicate' };
       if (BLOCKING.has(state)) return { outcome: 'taken', gap, job: thread, state };
       const before = JSON.stringify(found.evidence ? beforeOf(found.evidence) : {});
       const expected = { state: gap.state, claimToken: gap.claimToken };
-      if (await store.claimGap(id, expected, { token, userId, before, now: now() }))
+      if (await store.claimGap(ws, id, expected, { token, userId, before, now: now() }))
         return { outcome: 'new' };
     }
-    const last = await get(id);
+    const last = await get(ws, id);
     return last
       ? { outcome: 'taken', gap: last.gap, job: last.thread, state: last.state }
       : { outcome: 'missing' };
   }
 
-  async function dismiss(id: number, userId: string): Promise<DismissOutcome> {
+  async function dismiss(from: WorkspaceRef, id: number, userId: string): Promise<DismissOutcome> {
+    const ws = scopeOf(from);
     for (let attempt = 0; attempt < 3; attempt++) {
-      const found = await get(id);
+      const found = await get(ws, id);
       if (!found) return { outcome: 'missing' };
       const { gap, thread, state } = found;
       if (state === 'dismissed') return { outcome: 'already', gap };
       if (BLOCKING.has(state)) return { outcome: 'drafted', gap, job: thread, state };
       const expected = { state: gap.state, claimToken: gap.claimToken };
-      if (await store.dismissGap(id, expected, userId, now())) return { outcome: 'dismissed' };
+      if (await store.dismissGap(ws, id, expected, userId, now())) return { outcome: 'dismissed' };
     }
     return { outcome: 'missing' };
   }
@@ -213,7 +247,8 @@ export function createGapBook(deps: GapBookDeps) {
     get,
     claim,
     dismiss,
-    release: (id: number, token: string) => store.releaseGap(id, token),
+    release: (from: WorkspaceRef, id: number, token: string) =>
+      store.releaseGap(scopeOf(from), id, token),
   };
 }
 

@@ -5,6 +5,8 @@ import type { Conversation } from '../api/insights-schemas.ts';
 import type { Logger } from '../log.ts';
 import { apiParams, type DateRange, previousRange } from '../reports/range.ts';
 import { inTurns } from '../reports/turns.ts';
+import { type ScopeOf, singleScope } from '../store/scope.ts';
+import type { Store, WorkspaceRef } from '../store/types.ts';
 import {
   countsChange,
   DEFAULT_INSIGHTS,
@@ -15,7 +17,12 @@ import {
   topSearches,
 } from './analyse.ts';
 import type { InsightsCache } from './cache.ts';
-import { type EmbeddingsDeps, textVectors, type VectorsOutcome } from './embeddings.ts';
+import {
+  type EmbeddingsDeps,
+  textVectors,
+  type VectorsOutcome,
+  vectorCacheOf,
+} from './embeddings.ts';
 import { joinGapSteps } from './gaps.ts';
 import { DEFAULT_INSIGHTS_MAX_REQUESTS, planRequests, type RequestPlan } from './plan.ts';
 import { PlannedReader } from './read.ts';
@@ -50,10 +57,19 @@ export interface InsightsServiceDeps {
   options?: Partial<InsightOptions>;
   now?: () => number;
   /**
-   * A team's embeddings endpoint and the vectors' cache (embeddings.ts): questions are then
-   * grouped by meaning as well as words. Unset: by words alone, as without it.
+   * A team's embeddings endpoint and where vectors are kept (embeddings.ts, each workspace's
+   * apart): questions are then grouped by meaning as well as words. Unset: by words alone.
    */
-  embeddings?: Omit<EmbeddingsDeps, 'log'> | undefined;
+  embeddings?:
+    | (Omit<EmbeddingsDeps, 'log' | 'cache'> & {
+        cache?: Pick<Store, 'textVectors' | 'putTextVectors'> | undefined;
+      })
+    | undefined;
+  /**
+   * Whose cache and vectors a build's workspace reads and writes (src/store/scope.ts): the
+   * single workspace's by default, the build's own team in distributed mode.
+   */
+  scope?: ScopeOf;
 }
 
 /** One build's own limits, within the service's (the digest's retries use them). */
@@ -64,7 +80,10 @@ export interface BuildOptions {
   meter?: Pick<Budget, 'take'>;
   /** Each page is asked once, without the client's quick retries: the caller retries later. */
   singleAttempt?: boolean;
-  /** Distributed mode: the workspace the report is for (its key, its organisation's budget). */
+  /**
+   * The workspace the report is for (the request's, the digest's): in distributed mode its
+   * key and its organisation's budget; its cache and vectors in any mode (src/store/scope.ts).
+   */
   workspace?: ApiWorkspace | undefined;
 }
 
@@ -85,6 +104,8 @@ export function createInsightsService(deps: InsightsServiceDeps) {
   const now = deps.now ?? Date.now;
   const cap = deps.maxRequests ?? DEFAULT_INSIGHTS_MAX_REQUESTS;
   const options = { ...DEFAULT_INSIGHTS, ...deps.options };
+  const scopeOf = deps.scope ?? singleScope;
+  /** Kept here by workspace and key; in the shared cache by key, under the workspace. */
   const reports = new Map<string, { report: InsightsReport; expiresAt: number }>();
   const keyOf = (r: DateRange, project: string | undefined) =>
     `${project ?? ''}|${r.from}|${r.to}|${r.timeZone}`;
@@ -95,15 +116,16 @@ export function createInsightsService(deps: InsightsServiceDeps) {
     project?: string,
     opts: BuildOptions = {},
   ): Promise<InsightsReport> {
+    const ws = scopeOf(opts.workspace);
     const key = keyOf(range, project);
-    const hit = await cached(key);
+    const hit = await cached(ws, key);
     if (hit) {
       log.info({ range: key, from: hit.from }, 'insights.cache_hit');
       return { ...hit.report, requests: 0 };
     }
     const started = performance.now();
     const previous = previousRange(range);
-    const cachedPrevious = (await cached(keyOf(previous, project)))?.report.counts;
+    const cachedPrevious = (await cached(ws, keyOf(previous, project)))?.report.counts;
     const budget = (project !== undefined && deps.budgetOf?.(project)) || deps.budget;
     const plan = await makePlan(budget, cachedPrevious !== undefined, opts.maxRequests);
     const reader = new PlannedReader(plan, opts.meter);
@@ -112,7 +134,11 @@ export function createInsightsService(deps: InsightsServiceDeps) {
       ...(opts.singleAttempt ? { retries: 0 } : {}),
       workspace: opts.workspace,
     });
-    const embeddings = deps.embeddings && { ...deps.embeddings, log };
+    const embeddings = deps.embeddings && {
+      ...deps.embeddings,
+      cache: deps.embeddings.cache && vectorCacheOf(deps.embeddings.cache, ws),
+      log,
+    };
     const report = await analysed(read, options, embeddings, {
       range,
       previous,
@@ -122,7 +148,7 @@ export function createInsightsService(deps: InsightsServiceDeps) {
       closed: isClosed(range),
       generatedAt: now(),
     });
-    await remember(key, report);
+    await remember(ws, key, report);
     log.info(
       {
         range: key,
@@ -165,13 +191,14 @@ export function createInsightsService(deps: InsightsServiceDeps) {
 
   /** A report kept in memory, or else in the shared cache (then kept in memory too). */
   async function cached(
+    ws: WorkspaceRef,
     key: string,
   ): Promise<{ report: InsightsReport; from: 'memory' | 'store' } | undefined> {
-    const hit = reports.get(key);
+    const hit = reports.get(memoryKey(ws, key));
     if (hit && hit.expiresAt > now()) return { report: hit.report, from: 'memory' };
-    const stored = await deps.cache?.get(key);
+    const stored = await deps.cache?.get(ws, key);
     if (!stored) return undefined;
-    keep(key, stored, now() + OPEN_CACHE_MS);
+    keep(memoryKey(ws, key), stored, now() + OPEN_CACHE_MS);
     return { report: stored, from: 'store' };
   }
 
@@ -181,12 +208,12 @@ export function createInsightsService(deps: InsightsServiceDeps) {
    * for what is missing). Anything else (one grouped by words because the embeddings
    * endpoint failed, too: the next one asks it again): kept here for minutes.
    */
-  async function remember(key: string, report: InsightsReport): Promise<void> {
+  async function remember(ws: WorkspaceRef, key: string, report: InsightsReport): Promise<void> {
     if (report.stoppedBy === 'failed') return;
     const settled = report.closed && report.stoppedBy === null && !report.semantic?.failed;
     const expiresAt = now() + (settled ? CLOSED_CACHE_MS : OPEN_CACHE_MS);
-    keep(key, report, expiresAt);
-    if (settled) await deps.cache?.put(key, report, expiresAt);
+    keep(memoryKey(ws, key), report, expiresAt);
+    if (settled) await deps.cache?.put(ws, key, report, expiresAt);
   }
 
   function keep(key: string, report: InsightsReport, expiresAt: number): void {
@@ -199,6 +226,8 @@ export function createInsightsService(deps: InsightsServiceDeps) {
 }
 
 export type InsightsService = ReturnType<typeof createInsightsService>;
+
+const memoryKey = (ws: WorkspaceRef, key: string) => `${ws.teamId}#${key}`;
 
 /** The report from what was read: gaps grouped, pages ranked, counts compared. */
 async function analysed(

@@ -1,6 +1,7 @@
 import { Cron } from 'croner';
 import type { Logger } from '../log.ts';
-import type { Store } from '../store/types.ts';
+import { SINGLE_WORKSPACE, scopedKey } from '../store/scope.ts';
+import type { Store, WorkspaceRef } from '../store/types.ts';
 import { DigestGiveUp, storeDigestRetries } from './digest-retry.ts';
 import { describeReportFailure } from './failures.ts';
 import type { ReportPoster } from './ports.ts';
@@ -50,10 +51,14 @@ export interface DigestPart {
   ): Promise<(channelId: string, threadTs?: string) => Promise<string | undefined>>;
 }
 
-/** The traffic report with its chart and CSV: the digest's first part. */
+/**
+ * The traffic report with its chart and CSV: the digest's first part. Of workspace `ws` and
+ * its `project` in distributed mode; the configured project's otherwise.
+ */
 export function trafficPart(
   reports: Pick<ReportService, 'build'>,
   poster: ReportPoster,
+  { ws, project }: { ws?: WorkspaceRef; project?: string } = {},
 ): DigestPart {
   const fileKey = (periodKey: string) => `digest-${periodKey}`;
   return {
@@ -61,7 +66,7 @@ export function trafficPart(
     label: 'the traffic report',
     inChannel: (channelId, key, sinceMs) => poster.findReport(channelId, fileKey(key), sinceMs),
     async build(range, key) {
-      const report = await reports.build(range);
+      const report = await reports.build(range, project, ws);
       return (channelId) =>
         poster.postReport(channelId, report, {
           title: 'Weekly docs traffic',
@@ -88,6 +93,11 @@ export interface DigestDeps {
   /** What the digest posts, in order. */
   parts: readonly DigestPart[];
   log: Logger;
+  /**
+   * The workspace whose digest this is (its state scope, src/store/scope.ts): its claims and
+   * retries are its own. The single workspace's by default.
+   */
+  ws?: WorkspaceRef;
   channelId: string;
   cron: string;
   timeZone: string;
@@ -101,7 +111,7 @@ export interface DigestDeps {
 }
 
 export interface Digest {
-  /** Posts the digest due at `scheduledAt`, exactly once per (channel, period). */
+  /** Posts the digest due at `scheduledAt`, exactly once per (workspace, channel, period). */
   runFor(scheduledAt: Date): Promise<'posted' | 'skipped' | 'failed'>;
   stop(): void;
 }
@@ -114,13 +124,17 @@ export interface Digest {
  */
 export function startDigest(deps: DigestDeps): Digest {
   // No configuration value (channel, cron, zone) in its lines: they are named, not echoed.
-  const log = deps.log.child({ component: 'digest' });
+  const ws = deps.ws ?? SINGLE_WORKSPACE;
+  // A workspace's team names its lines in distributed mode (an id, not configuration).
+  const log = deps.log.child({ component: 'digest', ...(ws.teamId ? { teamId: ws.teamId } : {}) });
   const now = deps.now ?? Date.now;
   const staleMs = deps.staleClaimMs ?? STALE_CLAIM_MS;
   const retryMs = deps.retryMs ?? RETRY_MS;
   const catchUpMs = deps.catchUpMs ?? CATCH_UP_MS;
+  /** The channel as the workspace's buckets and events name it (the single one's: as it was). */
+  const channelKey = scopedKey(ws, deps.channelId);
   const retries = storeDigestRetries(deps.store, {
-    channelId: deps.channelId,
+    channelId: channelKey,
     baseMs: Math.max(retryMs, staleMs + 1_000),
     windowMs: 2 * catchUpMs,
   });
@@ -157,7 +171,7 @@ export function startDigest(deps: DigestDeps): Digest {
     const beat = setInterval(
       () => {
         deps.store
-          .heartbeatDigest(deps.channelId, periodKey, deps.owner, now())
+          .heartbeatDigest(ws, deps.channelId, periodKey, deps.owner, now())
           .catch((err: unknown) => log.warn({ err, period: periodKey }, 'digest.heartbeat_failed'));
       },
       Math.max(50, Math.floor(staleMs / 3)),
@@ -197,7 +211,7 @@ export function startDigest(deps: DigestDeps): Digest {
   async function giveUp(scheduledAt: Date): Promise<void> {
     const { key, range } = digestPeriod(scheduledAt, deps.timeZone);
     try {
-      const once = `digest_given_up:${deps.channelId}:${key}`;
+      const once = `digest_given_up:${channelKey}:${key}`;
       if (!(await deps.store.claimEvent([once], now()))) return;
       const { missing, threadTs } = await missingParts(key);
       if (missing.length === 0) return;
@@ -233,7 +247,14 @@ export function startDigest(deps: DigestDeps): Digest {
         later(scheduledAt, notBefore - now(), 'backing off');
         return 'skipped';
       }
-      const claim = await deps.store.claimDigest(deps.channelId, key, deps.owner, now(), staleMs);
+      const claim = await deps.store.claimDigest(
+        ws,
+        deps.channelId,
+        key,
+        deps.owner,
+        now(),
+        staleMs,
+      );
       if (claim.state === 'posted') {
         log.info({ period: key }, 'digest.already_posted');
         return 'skipped';
@@ -263,7 +284,7 @@ export function startDigest(deps: DigestDeps): Digest {
     const parts = left.missing;
     let threadTs = left.threadTs;
     if (parts.length === 0) {
-      await deps.store.markDigestPosted(deps.channelId, key, deps.owner, now());
+      await deps.store.markDigestPosted(ws, deps.channelId, key, deps.owner, now());
       log.info({ period: key }, 'digest.already_in_channel');
       return 'skipped';
     }
@@ -271,7 +292,7 @@ export function startDigest(deps: DigestDeps): Digest {
     for (const part of parts) {
       const post = await alive(key, () => part.build(range, key, { retry }));
       // Whoever holds the claim now posts: if it was taken over while we built, not us.
-      if (!(await deps.store.heartbeatDigest(deps.channelId, key, deps.owner, now()))) {
+      if (!(await deps.store.heartbeatDigest(ws, deps.channelId, key, deps.owner, now()))) {
         log.warn({ period: key, part: part.name }, 'digest.claim_lost');
         return 'skipped';
       }
@@ -279,7 +300,7 @@ export function startDigest(deps: DigestDeps): Digest {
       threadTs ??= ts; // the first part's message holds the others in its thread
       log.info({ period: key, part: part.name }, 'digest.part_posted');
     }
-    await deps.store.markDigestPosted(deps.channelId, key, deps.owner, now());
+    await deps.store.markDigestPosted(ws, deps.channelId, key, deps.owner, now());
     log.info({ period: key, durationMs: Math.round(performance.now() - started) }, 'digest.posted');
     return 'posted';
   }

@@ -71,14 +71,16 @@ export function createReportService(deps: ReportServiceDeps) {
 
   /**
    * `project`: a channel's own project (`/agent project`); the configured one when unset.
-   * `workspace`: distributed mode's workspace the report is for (its key, its budget).
+   * `workspace`: distributed mode's workspace the report is for (its key, its budget; a
+   * report built for one is never another's).
    */
   async function build(
     range: DateRange,
     project?: string,
     workspace?: ApiWorkspace,
   ): Promise<Report> {
-    const cacheKey = `${project ? `${project}|` : ''}${range.from}|${range.to}|${range.timeZone}`;
+    const scope = workspace?.teamId ? `${workspace.teamId}#` : '';
+    const cacheKey = `${scope}${project ? `${project}|` : ''}${range.from}|${range.to}|${range.timeZone}`;
     const hit = cache.get(cacheKey);
     if (hit && hit.expiresAt > now()) {
       log.info({ range: cacheKey }, 'report.cache_hit');

@@ -26,7 +26,7 @@ export const NOT_CONNECTED_TEXT =
 
 /** Which settings act now, and which are kept for later: said wherever they are shown. */
 export const SETTINGS_EFFECT =
-  'The admin list takes effect at once, and so do the allowlists (an unset one leaves the deployment\u2019s own) and the docs site (report links). The digest is saved for this workspace but not applied yet: no digest is posted here.';
+  'The admin list takes effect at once, and so do the allowlists (an unset one leaves the deployment\u2019s own) and the docs site (report links). The digest takes effect within a minute: it posts in its channel on its schedule and in its time zone (the deployment\u2019s where they are empty).';
 
 const mrkdwn = (text: string) => ({ type: 'mrkdwn' as const, text });
 const section = (text: string): KnownBlock => ({ type: 'section', text: mrkdwn(text) });

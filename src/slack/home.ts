@@ -6,6 +6,7 @@ import { z } from 'zod';
 import type { Budget } from '../api/budget.ts';
 import type { JobChat } from '../jobs/ports.ts';
 import type { Logger } from '../log.ts';
+import { type ScopeOf, singleScope } from '../store/scope.ts';
 import type { JobThread, Store, WorkspaceRef } from '../store/types.ts';
 import type { WorkQueue } from '../work-queue.ts';
 import { toChatError } from './chat.ts';
@@ -18,7 +19,9 @@ import { HOME_JOBS, type HomeJob, homeView, type ProjectBudget } from './home-bl
  * `gapMs`, one at a time (views.publish is Tier 4), off every ack path and never in the way
  * of the job announcements: a Home that fails is logged and left as it was. A refresh whose
  * view hashes the same as the last one published for the person is not sent (a job's root
- * is edited far more often than its line on the Home changes).
+ * is edited far more often than its line on the Home changes). A person is known by team and
+ * user: an Enterprise Grid user id (W…) is the same in every team of the org, and each
+ * team's Home is its own.
  */
 export interface HomePublisher {
   /**
@@ -50,9 +53,12 @@ export function createHomePublisher(deps: {
   /** MINTLIFY_PROJECT_ID: a thread without a project of its own, and a person with no jobs. */
   defaultProjectId: string;
   log: Logger;
+  /** Whose report headline a workspace's Home shows (src/store/scope.ts); the single one's by default. */
+  scope?: ScopeOf;
   debounceMs?: number;
   gapMs?: number;
 }): HomePublisher {
+  const scopeOf = deps.scope ?? singleScope;
   const log = deps.log.child({ component: 'home' });
   const debounceMs = deps.debounceMs ?? 1_000;
   const gapMs = deps.gapMs ?? 2_000;
@@ -85,20 +91,21 @@ export function createHomePublisher(deps: {
 
   /** The hash of the last view published for each person (the newest few thousand). */
   const published = new Map<string, string>();
-  function remember(userId: string, hash: string): void {
-    published.delete(userId);
-    published.set(userId, hash);
+  function remember(person: string, hash: string): void {
+    published.delete(person);
+    published.set(person, hash);
     if (published.size > PUBLISHED_MAX) published.delete(published.keys().next().value ?? '');
   }
 
   async function publishNow(ws: WorkspaceRef, userId: string, opened: boolean): Promise<void> {
     const started = performance.now();
-    lastAt.set(userId, Date.now());
+    const person = personKey(ws, userId);
+    lastAt.set(person, Date.now());
     try {
       const client = await deps.clientFor(ws);
       const [threads, report, workspace] = await Promise.all([
         deps.store.recentThreadsOf(ws.teamId, userId, HOME_JOBS),
-        deps.store.lastReportHeadline(),
+        deps.store.lastReportHeadline(scopeOf(ws)),
         deps.workspace?.(ws.teamId, userId),
       ]);
       const [jobs, budgets] = await Promise.all([
@@ -117,18 +124,18 @@ export function createHomePublisher(deps: {
       const hash = createHash('sha256')
         .update(JSON.stringify(homeView({ ...data, now: 0 })))
         .digest('base64url');
-      if (!opened && published.get(userId) === hash) {
+      if (!opened && published.get(person) === hash) {
         log.debug({ userId }, 'home.unchanged');
         return;
       }
       const view = homeView({ ...data, now: Date.now() });
       await client.views.publish({ user_id: userId, view });
-      remember(userId, hash);
+      remember(person, hash);
       const durationMs = Math.round(performance.now() - started);
       log.info({ userId, jobs: jobs.length, durationMs, opened }, 'home.published');
     } catch (err) {
       const e = toChatError(err);
-      published.delete(userId); // what the person sees is not known: the next look publishes
+      published.delete(person); // what the person sees is not known: the next look publishes
       log.warn({ err: e, userId, code: e.code }, 'home.publish_failed');
       if (e.retryAfterMs !== undefined) schedule(ws, userId, e.retryAfterMs);
     }
@@ -153,15 +160,16 @@ export function createHomePublisher(deps: {
   }
 
   function schedule(ws: WorkspaceRef, userId: string, atLeastMs = 0): void {
-    if (stopped || timers.has(userId)) return; // coalesced into the one already coming
-    const sinceLast = Date.now() - (lastAt.get(userId) ?? 0);
+    const person = personKey(ws, userId);
+    if (stopped || timers.has(person)) return; // coalesced into the one already coming
+    const sinceLast = Date.now() - (lastAt.get(person) ?? 0);
     const wait = Math.max(debounceMs, gapMs - sinceLast, atLeastMs);
     const timer = setTimeout(() => {
-      timers.delete(userId);
+      timers.delete(person);
       void enqueue(ws, userId, false);
     }, wait);
     timer.unref();
-    timers.set(userId, timer);
+    timers.set(person, timer);
   }
 
   return {
@@ -174,6 +182,9 @@ export function createHomePublisher(deps: {
     },
   };
 }
+
+/** A person of a team: a Grid user (W…) has one Home in each team of the org. */
+const personKey = (ws: WorkspaceRef, userId: string) => `${ws.teamId}:${userId}`;
 
 /**
  * The jobs feature's chat, telling the Home about every root message it brings up to date:

@@ -1,10 +1,12 @@
 import type { Engine } from './engine.ts';
 import { num, updatedOne } from './schema.ts';
-import type { Counts, DigestClaim, Store } from './types.ts';
+import { scopeColumns, scopedKey } from './scope.ts';
+import type { Counts, DigestClaim, Store, WorkspaceRef } from './types.ts';
 
 /**
  * What replicas agree on through the database: Slack events already handled, the hourly
- * budgets, cached report points, and who posts each digest.
+ * budgets, cached report points, and who posts each digest (each workspace's claims apart:
+ * ./scope.ts).
  */
 export function coordinationQueries(
   e: Engine,
@@ -24,11 +26,12 @@ export function coordinationQueries(
   | 'markDigestPosted'
 > {
   const { db } = e;
-  const digestRow = (channelId: string, periodKey: string) =>
+  const digestRow = (ws: WorkspaceRef, channelId: string, periodKey: string) =>
     db
       .updateTable('digest_runs')
+      .where('team_id', '=', ws.teamId)
       .where('channel_id', '=', channelId)
-      .where('period_key', '=', periodKey);
+      .where('period_key', '=', scopedKey(ws, periodKey));
   return {
     async claimEvent(keys: string[], now: number) {
       if (keys.length === 0) return true;
@@ -147,11 +150,13 @@ export function coordinationQueries(
         .execute();
     },
 
-    claimDigest(channelId: string, periodKey: string, owner: string, now: number, staleMs: number) {
+    claimDigest(ws, channelId, period, owner, now, staleMs) {
+      const periodKey = scopedKey(ws, period);
       return e.writeTx(async (tx): Promise<DigestClaim> => {
         const row = await tx
           .selectFrom('digest_runs')
           .selectAll()
+          .where('team_id', '=', ws.teamId)
           .where('channel_id', '=', channelId)
           .where('period_key', '=', periodKey)
           .executeTakeFirst();
@@ -159,6 +164,7 @@ export function coordinationQueries(
           await tx
             .insertInto('digest_runs')
             .values({
+              ...scopeColumns(ws),
               channel_id: channelId,
               period_key: periodKey,
               owner,
@@ -175,6 +181,7 @@ export function coordinationQueries(
         await tx
           .updateTable('digest_runs')
           .set({ owner, claimed_at: now, heartbeat_at: now })
+          .where('team_id', '=', ws.teamId)
           .where('channel_id', '=', channelId)
           .where('period_key', '=', periodKey)
           .execute();
@@ -182,8 +189,8 @@ export function coordinationQueries(
       }, `digest:${channelId}:${periodKey}`);
     },
 
-    async heartbeatDigest(channelId: string, periodKey: string, owner: string, now: number) {
-      const r = await digestRow(channelId, periodKey)
+    async heartbeatDigest(ws, channelId, periodKey, owner, now) {
+      const r = await digestRow(ws, channelId, periodKey)
         .set({ heartbeat_at: now })
         .where('owner', '=', owner)
         .where('posted_at', 'is', null)
@@ -191,8 +198,8 @@ export function coordinationQueries(
       return updatedOne(r);
     },
 
-    async markDigestPosted(channelId: string, periodKey: string, owner: string, now: number) {
-      const r = await digestRow(channelId, periodKey)
+    async markDigestPosted(ws, channelId, periodKey, owner, now) {
+      const r = await digestRow(ws, channelId, periodKey)
         .set({ posted_at: now })
         .where('owner', '=', owner)
         .where('posted_at', 'is', null)

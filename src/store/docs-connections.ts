@@ -26,6 +26,7 @@ export function docsConnectionQueries(
   | 'disconnectDocs'
   | 'getDocsConnection'
   | 'docsConnectionsOfTeam'
+  | 'connectedWorkspaces'
   | 'updateWorkspaceSettings'
 > {
   const { db } = e;
@@ -78,6 +79,23 @@ export function docsConnectionQueries(
         .orderBy('updated_at', 'desc')
         .execute();
       return rows.map(rowOf);
+    },
+
+    async connectedWorkspaces() {
+      const rows = await db
+        .selectFrom('docs_connections')
+        .select(['enterprise_id', 'team_id', 'project_id', 'settings'])
+        .where('key_id', 'is not', null)
+        .where('project_id', 'is not', null)
+        .orderBy('team_id')
+        .orderBy('enterprise_id')
+        .execute();
+      return rows.map((r) => ({
+        enterpriseId: orNull(r.enterprise_id),
+        teamId: orNull(r.team_id),
+        projectId: r.project_id!,
+        settings: readSettings(r.settings),
+      }));
     },
 
     async updateWorkspaceSettings(ws, settings, now) {

@@ -55,6 +55,12 @@ export const FORGOTTEN: readonly Forgettable[] = [
   { table: 'pending_commands', key: ['id'], of: team() },
   { table: 'channel_projects', key: ['team_id', 'channel_id'], of: team() },
   { table: 'docs_connections', key: ['enterprise_id', 'team_id'], of: workspace },
+  // The bot's own state of the workspace (migration 0019, ./scope.ts).
+  { table: 'report_cache', key: ['key'], of: team() },
+  { table: 'report_headlines', key: ['key'], of: team() },
+  { table: 'text_vectors', key: ['model', 'text_hash'], of: team() },
+  { table: 'insight_gaps', key: ['id'], of: team() },
+  { table: 'digest_runs', key: ['channel_id', 'period_key'], of: team() },
 ];
 
 /** The tables a forget deletes from, in the order it does. */

@@ -1,6 +1,7 @@
 import type { ExpressionBuilder, Selectable } from 'kysely';
 import type { Engine } from './engine.ts';
 import { type Database, num, toThread, updatedOne } from './schema.ts';
+import { scopeColumns, scopedKey, unscopedKey } from './scope.ts';
 import type { GapExpected, InsightGap, JobThread, Store } from './types.ts';
 
 /** Open gaps no report has listed for this long are forgotten (drafted and dismissed stay). */
@@ -9,8 +10,9 @@ export const GAP_KEEP_MS = 180 * 86_400_000;
 type GapRow = Selectable<Database['insight_gaps']>;
 
 /**
- * Content gaps of the insights reports (src/insights/gap-book.ts): one row per need and
- * project, with its state. A claim and a dismissal are compare-and-set on the state and the
+ * Content gaps of the insights reports (src/insights/gap-book.ts): one row per need, project
+ * and workspace (./scope.ts), with its state. Every query names the workspace: a gap id of
+ * another workspace is no gap here. A claim and a dismissal are compare-and-set on the state and the
  * claim token the caller read, so of two clicks at once (two replicas, two people) one wins.
  */
 export function gapQueries(
@@ -28,7 +30,7 @@ export function gapQueries(
 > {
   const { db } = e;
   return {
-    async gapsOf(projectId, limit) {
+    async gapsOf(ws, projectId, limit) {
       // Every column but the evidence (kilobytes each), which a listing does not read.
       const rows = await db
         .selectFrom('insight_gaps')
@@ -50,7 +52,9 @@ export function gapQueries(
           'dismissed_at',
           'created_at',
           'last_seen_at',
+          'team_id',
         ])
+        .where('team_id', '=', ws.teamId)
         .where('project_id', '=', projectId)
         .orderBy('last_seen_at', 'desc')
         .orderBy('id', 'desc')
@@ -62,11 +66,12 @@ export function gapQueries(
       });
     },
 
-    async addGaps(gaps, now) {
+    async addGaps(ws, gaps, now) {
       if (gaps.length === 0) return [];
       const projects = [...new Set(gaps.map((g) => g.projectId))];
       await db
         .deleteFrom('insight_gaps')
+        .where('team_id', '=', ws.teamId)
         .where('project_id', 'in', projects)
         .where('state', '=', 'open')
         .where('last_seen_at', '<', now - GAP_KEEP_MS)
@@ -76,7 +81,8 @@ export function gapQueries(
           .insertInto('insight_gaps')
           .values({
             project_id: g.projectId,
-            gap_key: g.key,
+            gap_key: scopedKey(ws, g.key),
+            ...scopeColumns(ws),
             kind: g.kind,
             signatures: JSON.stringify(g.signatures),
             title: g.title,
@@ -94,26 +100,29 @@ export function gapQueries(
         const row = await db
           .selectFrom('insight_gaps')
           .selectAll()
+          .where('team_id', '=', ws.teamId)
           .where('project_id', '=', g.projectId)
-          .where('gap_key', '=', g.key)
+          .where('gap_key', '=', scopedKey(ws, g.key))
           .executeTakeFirstOrThrow();
         out.push(toGap(row));
       }
       return out;
     },
 
-    async sawGaps(seen, now) {
+    async sawGaps(ws, seen, now) {
       for (const s of seen) {
         await db
           .updateTable('insight_gaps')
           .set({ signatures: JSON.stringify(s.signatures), last_seen_at: now })
           .where('id', '=', s.id)
+          .where('team_id', '=', ws.teamId)
           .execute();
         // The evidence of the latest period listed wins (an old range asked again does not).
         await db
           .updateTable('insight_gaps')
           .set({ evidence: s.evidence, evidence_to: s.evidenceTo, title: s.title })
           .where('id', '=', s.id)
+          .where('team_id', '=', ws.teamId)
           .where((eb) =>
             eb.or([eb('evidence_to', 'is', null), eb('evidence_to', '<=', s.evidenceTo)]),
           )
@@ -121,11 +130,12 @@ export function gapQueries(
       }
     },
 
-    async gapWithThread(id) {
+    async gapWithThread(ws, id) {
       const row = await db
         .selectFrom('insight_gaps')
         .selectAll()
         .where('id', '=', id)
+        .where('team_id', '=', ws.teamId)
         .executeTakeFirst();
       if (!row) return undefined;
       const thread = await db
@@ -138,13 +148,19 @@ export function gapQueries(
       return { gap: toGap(row), thread: thread && toThread(thread) };
     },
 
-    async gapThreads(ids) {
+    async gapThreads(ws, ids) {
       const out = new Map<number, JobThread>();
       if (ids.length === 0) return out;
+      // The gaps are the workspace's (a thread's own team is the payload's, not the scope).
+      const gaps = db
+        .selectFrom('insight_gaps')
+        .select('id')
+        .where('team_id', '=', ws.teamId)
+        .where('id', 'in', [...ids]);
       const rows = await db
         .selectFrom('job_threads')
         .selectAll()
-        .where('gap_id', 'in', [...ids])
+        .where('gap_id', 'in', gaps)
         .orderBy('id')
         .execute();
       // The latest thread of each gap: its current job.
@@ -152,7 +168,7 @@ export function gapQueries(
       return out;
     },
 
-    async claimGap(id, expected, claim) {
+    async claimGap(ws, id, expected, claim) {
       const r = await db
         .updateTable('insight_gaps')
         .set({
@@ -164,27 +180,30 @@ export function gapQueries(
           pr_at: null,
         })
         .where('id', '=', id)
+        .where('team_id', '=', ws.teamId)
         .where(expecting(expected))
         .executeTakeFirst();
       return updatedOne(r);
     },
 
-    async releaseGap(id, token) {
+    async releaseGap(ws, id, token) {
       const r = await db
         .updateTable('insight_gaps')
         .set({ state: 'open', claim_token: null, claimed_by: null, claimed_at: null, before: null })
         .where('id', '=', id)
+        .where('team_id', '=', ws.teamId)
         .where('state', '=', 'drafted')
         .where('claim_token', '=', token)
         .executeTakeFirst();
       return updatedOne(r);
     },
 
-    async dismissGap(id, expected, userId, now) {
+    async dismissGap(ws, id, expected, userId, now) {
       const r = await db
         .updateTable('insight_gaps')
         .set({ state: 'dismissed', dismissed_by: userId, dismissed_at: now })
         .where('id', '=', id)
+        .where('team_id', '=', ws.teamId)
         .where(expecting(expected))
         .executeTakeFirst();
       return updatedOne(r);
@@ -201,11 +220,11 @@ const expecting = (expected: GapExpected) => (eb: ExpressionBuilder<Database, 'i
       : eb('claim_token', '=', expected.claimToken),
   ]);
 
-function toGap(r: GapRow): InsightGap {
+function toGap(r: Omit<GapRow, 'enterprise_id'>): InsightGap {
   return {
     id: num(r.id),
     projectId: r.project_id,
-    key: r.gap_key,
+    key: unscopedKey({ teamId: r.team_id }, r.gap_key),
     kind: r.kind,
     signatures: readSignatures(r.signatures),
     title: r.title,

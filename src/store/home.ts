@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import type { Engine } from './engine.ts';
 import { num, toThread } from './schema.ts';
+import { scopeColumns, scopedKey } from './scope.ts';
 import type { ReportHeadline, Store } from './types.ts';
 
 const Counts = z.object({ human: z.number(), ai: z.number(), total: z.number() });
@@ -14,7 +15,10 @@ const Headline = z.object({
   generatedAt: z.number(),
 });
 
-/** What the App Home reads: a person's recent jobs, and the last report's headline. */
+/**
+ * What the App Home reads: a person's recent jobs, and the last report's headline (its
+ * workspace's, ./scope.ts).
+ */
 export function homeQueries(
   e: Engine,
 ): Pick<Store, 'recentThreadsOf' | 'putReportHeadline' | 'lastReportHeadline'> {
@@ -36,20 +40,26 @@ export function homeQueries(
       return rows.map(toThread);
     },
 
-    async putReportHeadline(h: ReportHeadline) {
+    async putReportHeadline(ws, h: ReportHeadline) {
       const body = JSON.stringify(Headline.parse(h));
       await db
         .insertInto('report_headlines')
-        .values({ key: 'last', body, updated_at: h.generatedAt })
+        .values({
+          key: scopedKey(ws, 'last'),
+          body,
+          updated_at: h.generatedAt,
+          ...scopeColumns(ws),
+        })
         .onConflict((oc) => oc.column('key').doUpdateSet({ body, updated_at: h.generatedAt }))
         .execute();
     },
 
-    async lastReportHeadline() {
+    async lastReportHeadline(ws) {
       const row = await db
         .selectFrom('report_headlines')
         .select(['body', 'updated_at'])
-        .where('key', '=', 'last')
+        .where('team_id', '=', ws.teamId)
+        .where('key', '=', scopedKey(ws, 'last'))
         .executeTakeFirst();
       if (!row) return undefined;
       // A row written by another version that this one cannot read is no headline.

@@ -2,6 +2,7 @@ import type { CreateTableBuilder, Kysely } from 'kysely';
 import type { Migration } from 'kysely/migration';
 import type { Engine } from './engine.ts';
 import { textVectorsMigration } from './migration-text-vectors.ts';
+import { workspaceScopeMigration } from './migration-workspace-scope.ts';
 import { workspaceWiringMigration } from './migration-workspace-wiring.ts';
 import { workspacesMigration } from './migration-workspaces.ts';
 
@@ -333,5 +334,6 @@ export function migrations(kind: Engine['kind']): Record<string, Step> {
     // Its tables are long enough for a file of their own.
     '0017_workspaces': workspacesMigration,
     '0018_workspace_wiring': workspaceWiringMigration,
+    '0019_workspace_scope': workspaceScopeMigration,
   };
 }

@@ -113,12 +113,34 @@ export interface Database {
     set_by: string;
     set_at: number;
   };
-  /** One row per kind of headline ('last'); the figures as validated JSON. */
-  report_headlines: { key: string; body: string; updated_at: number };
+  /**
+   * One row per kind of headline ('last') and workspace; the figures as validated JSON. The
+   * keys of this table and the four below carry a workspace's team (src/store/scope.ts).
+   */
+  report_headlines: {
+    key: string;
+    body: string;
+    updated_at: number;
+    team_id: Generated<string>;
+    enterprise_id: Generated<string>;
+  };
   /** Reports of settled periods (src/insights/cache.ts): JSON the store does not read. */
-  report_cache: { key: string; body: string; expires_at: number };
+  report_cache: {
+    key: string;
+    body: string;
+    expires_at: number;
+    team_id: Generated<string>;
+    enterprise_id: Generated<string>;
+  };
   /** Sentence vectors of masked texts (src/store/text-vectors.ts): base64 the store does not read. */
-  text_vectors: { model: string; text_hash: string; vector: string; created_at: number };
+  text_vectors: {
+    model: string;
+    text_hash: string;
+    vector: string;
+    created_at: number;
+    team_id: Generated<string>;
+    enterprise_id: Generated<string>;
+  };
   /** Content gaps of the insights reports and their state (src/store/gaps.ts). */
   insight_gaps: {
     id: Generated<number>;
@@ -142,6 +164,9 @@ export interface Database {
     dismissed_at: number | null;
     created_at: number;
     last_seen_at: number;
+    /** The workspace the row belongs to, '' for the single one (migration 0019, scope.ts). */
+    team_id: Generated<string>;
+    enterprise_id: Generated<string>;
   };
   /**
    * Slack installations of the distributed mode (src/store/installations.ts), one per
@@ -190,6 +215,9 @@ export interface Database {
     claimed_at: number;
     heartbeat_at: number | null;
     posted_at: number | null;
+    /** The workspace the row belongs to, '' for the single one (migration 0019, scope.ts). */
+    team_id: Generated<string>;
+    enterprise_id: Generated<string>;
   };
 }
 

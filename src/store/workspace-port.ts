@@ -1,5 +1,6 @@
 import type { WorkspaceSettings } from '../workspace-settings.ts';
 import type {
+  ConnectedWorkspace,
   ForgetLease,
   ForgetStep,
   InstallationQuery,
@@ -48,6 +49,8 @@ export interface WorkspaceStore {
    * Slack), newest first: for what knows a team only, such as a job thread's App Home.
    */
   docsConnectionsOfTeam(teamId: string): Promise<StoredDocsConnection[]>;
+  /** Every workspace with a docs project connected: its project and settings, nothing secret. */
+  connectedWorkspaces(): Promise<ConnectedWorkspace[]>;
   /** Replaces the workspace's settings (validated), connected or not. */
   updateWorkspaceSettings(
     ws: WorkspaceKey,

@@ -67,6 +67,14 @@ export interface StoredDocsConnection {
   updatedAt: number;
 }
 
+/** A workspace with its docs connected, as the schedules read it (its key left out). */
+export interface ConnectedWorkspace {
+  enterpriseId: string | null;
+  teamId: string | null;
+  projectId: string;
+  settings: WorkspaceSettings;
+}
+
 export interface NewDocsConnection {
   projectId: string;
   sealedKey: string;

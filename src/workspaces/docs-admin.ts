@@ -70,11 +70,22 @@ export interface DocsReader {
   stateOfTeam(teamId: string): Promise<DocsState>;
   /** Installed and connected: what the distributed mode serves. */
   served(ws: WorkspaceRef): Promise<boolean>;
+  /** The connected workspaces whose settings name a digest channel: their own digests. */
+  digests(): Promise<WorkspaceDigest[]>;
+}
+
+/** A connected workspace's weekly digest, as its settings say (unset: the deployment's). */
+export interface WorkspaceDigest {
+  ws: { teamId: string; enterpriseId: string | null };
+  projectId: string;
+  channelId: string;
+  cron: string | undefined;
+  timeZone: string | undefined;
 }
 
 export type DocsReaderStore = Pick<
   WorkspaceStore,
-  'findInstallation' | 'getDocsConnection' | 'docsConnectionsOfTeam'
+  'findInstallation' | 'getDocsConnection' | 'docsConnectionsOfTeam' | 'connectedWorkspaces'
 >;
 
 export interface DocsAdminDeps {
@@ -136,6 +147,24 @@ export function createDocsReader(store: DocsReaderStore): DocsReader {
       const q = { ...keyOf(ws), isEnterpriseInstall: ws.isEnterpriseInstall };
       return (await store.findInstallation(q)) !== undefined;
     },
+
+    async digests() {
+      const out: WorkspaceDigest[] = [];
+      for (const w of await store.connectedWorkspaces()) {
+        const { digestChannel, digestCron, timeZone } = w.settings;
+        // A digest is a team's (an org's own row names no channel of a team).
+        if (!w.teamId || !digestChannel) continue;
+        const ws = { teamId: w.teamId, enterpriseId: w.enterpriseId };
+        out.push({
+          ws,
+          projectId: w.projectId,
+          channelId: digestChannel,
+          cron: digestCron,
+          timeZone,
+        });
+      }
+      return out;
+    },
   };
 }
 
@@ -147,6 +176,7 @@ export function createDocsAdmin(deps: DocsAdminDeps): DocsAdmin {
     state: (ws) => reader.state(ws),
     stateOfTeam: (teamId) => reader.stateOfTeam(teamId),
     served: (ws) => reader.served(ws),
+    digests: () => reader.digests(),
 
     async connect(ws, c) {
       const ids = { ...keyOf(ws), userId: c.userId, projectId: c.projectId };

@@ -1,4 +1,5 @@
 import { WebClient } from '@slack/web-api';
+import { SINGLE_WORKSPACE as WS } from '../../src/store/scope.ts';
 import { Harness, SECRETS } from './harness.ts';
 import { reportHeadlines, threadOf, topLevel } from './reports.ts';
 
@@ -24,7 +25,7 @@ export async function missedAnHourAgo(
 /** Another process's claim on the period, taken at `at`, left behind in the database. */
 export async function claimedBy(h: Harness, owner: string, key: string, at: number) {
   const store = await h.openStore();
-  await store.claimDigest(DIGEST, key, owner, at, 60_000);
+  await store.claimDigest(WS, DIGEST, key, owner, at, 60_000);
   await store.close();
 }
 

@@ -83,7 +83,9 @@ export async function twoWorkspaces(
     setBy: A.user,
     setAt: now,
   });
+  // Alpha's own gap (distributed mode: the bot's state is per workspace).
   const [gap] = await store.addGaps(
+    { teamId: A.team },
     [
       {
         projectId: 'proj_alpha',

@@ -1,7 +1,8 @@
 import { createHash } from 'node:crypto';
 import { afterEach, beforeEach, expect, it } from 'vitest';
 import { EmbeddingsClient } from '../../src/api/embeddings.ts';
-import { embeddingText, textVectors } from '../../src/insights/embeddings.ts';
+import { embeddingText, textVectors, vectorCacheOf } from '../../src/insights/embeddings.ts';
+import { SINGLE_WORKSPACE } from '../../src/store/scope.ts';
 import { PII } from '../fakes/analytics-insights-hostile.ts';
 import { FakeEmbeddings } from '../fakes/embeddings.ts';
 import { memoryLogger } from '../helpers/log.ts';
@@ -29,7 +30,12 @@ const questions = (n: number) => Array.from({ length: n }, (_, i) => `How do I r
 describeEachEngine('insights: text vectors through the cache', (db) => {
   it('asks once per text: a second report, or another replica, makes no request', async () => {
     const texts = [...questions(300), 'How do I rotate key 7?', '  how do I ROTATE key 7? '];
-    const deps = { embedder: embedder(), cache: db.store, log: logs.log, now: () => NOW };
+    const deps = {
+      embedder: embedder(),
+      cache: vectorCacheOf(db.store, SINGLE_WORKSPACE),
+      log: logs.log,
+      now: () => NOW,
+    };
     const cold = await textVectors(texts, deps);
     expect(cold).toMatchObject({ texts: 300, cached: 0, requests: 2 });
     expect(fake.requests.map((r) => r.texts.length)).toEqual([256, 44]);
@@ -37,7 +43,10 @@ describeEachEngine('insights: text vectors through the cache', (db) => {
     expect(warm).toMatchObject({ texts: 300, cached: 300, requests: 0 });
     expect(fake.requests).toHaveLength(2);
     const replica = await db.another();
-    const other = await textVectors(texts, { ...deps, cache: replica });
+    const other = await textVectors(texts, {
+      ...deps,
+      cache: vectorCacheOf(replica, SINGLE_WORKSPACE),
+    });
     expect(other.requests).toBe(0);
     expect(fake.requests).toHaveLength(2);
     // The same vectors, from the endpoint or from the store, for every wording of a text.
@@ -54,7 +63,7 @@ describeEachEngine('insights: text vectors through the cache', (db) => {
     const raw = `My key ${PII.openAiKey} fails, email ${PII.email} or call ${PII.phone}`;
     const out = await textVectors([raw], {
       embedder: embedder(),
-      cache: db.store,
+      cache: vectorCacheOf(db.store, SINGLE_WORKSPACE),
       log: logs.log,
     });
     const sent = fake.textsReceived.join('\n');
@@ -64,7 +73,7 @@ describeEachEngine('insights: text vectors through the cache', (db) => {
     expect(out.vectors?.get(raw)).toBeDefined();
     // Stored under the hash of the masked text, never of the raw one.
     const hash = (t: string) => createHash('sha256').update(t).digest('hex');
-    const stored = await db.store.textVectors('text-embedding-3-small', [
+    const stored = await db.store.textVectors(SINGLE_WORKSPACE, 'text-embedding-3-small', [
       hash(embeddingText(raw)),
       hash(raw.toLowerCase()),
       hash(raw),
@@ -74,7 +83,11 @@ describeEachEngine('insights: text vectors through the cache', (db) => {
 
   it('says why when the endpoint fails, keeps nothing, and asks again next time', async () => {
     fake.inject({ kind: 'status', status: 500 }, 3);
-    const deps = { embedder: embedder(), cache: db.store, log: logs.log };
+    const deps = {
+      embedder: embedder(),
+      cache: vectorCacheOf(db.store, SINGLE_WORKSPACE),
+      log: logs.log,
+    };
     const failed = await textVectors(questions(3), deps);
     expect(failed).toMatchObject({
       texts: 3,
@@ -88,7 +101,11 @@ describeEachEngine('insights: text vectors through the cache', (db) => {
   });
 
   it('asks again for cached vectors of another length when the model behind the name changed', async () => {
-    const deps = { embedder: embedder(), cache: db.store, log: logs.log };
+    const deps = {
+      embedder: embedder(),
+      cache: vectorCacheOf(db.store, SINGLE_WORKSPACE),
+      log: logs.log,
+    };
     await textVectors(questions(5), deps);
     const smaller = await FakeEmbeddings.start({ dims: 32 });
     try {

@@ -7,6 +7,7 @@ import { DEFAULT_INSIGHTS, questionGaps, searchGaps } from '../../src/insights/a
 import { CLAIM_LAPSES_MS, createGapBook } from '../../src/insights/gap-book.ts';
 import { joinGaps } from '../../src/insights/gaps.ts';
 import type { InsightsReport } from '../../src/insights/report.ts';
+import { SINGLE_WORKSPACE as WS } from '../../src/store/scope.ts';
 import { openSqliteStore } from '../../src/store/sqlite.ts';
 import type { Store } from '../../src/store/types.ts';
 import { unanswered } from '../helpers/insights.ts';
@@ -65,6 +66,7 @@ describe('the gap book', () => {
   it("keeps a gap's identity across weeks while its wordings drift, never merging another need", async () => {
     const b = book();
     const w1 = await b.resolve(
+      WS,
       week('2026-10-19', [
         asked('How do I rotate API keys?', '2026-10-20T10:00:00Z'),
         asked('How do I rotate API keys?', '2026-10-21T10:00:00Z'),
@@ -74,6 +76,7 @@ describe('the gap book', () => {
     const rotate = w1.content.find((g) => g.item.title.includes('rotate'))!.id;
     // Next week readers say it differently: "rotating keys" (no "api"), then "key rotation schedule".
     const w2 = await b.resolve(
+      WS,
       week('2026-10-26', [
         asked('rotating keys', '2026-10-27T10:00:00Z'),
         asked('rotating keys', '2026-10-28T10:00:00Z'),
@@ -84,11 +87,12 @@ describe('the gap book', () => {
     const del = w2.content.find((g) => g.item.title.includes('delete'))!.id;
     expect(del).not.toBe(rotate);
     const w3 = await b.resolve(
+      WS,
       week('2026-11-02', [asked('key rotation schedule', '2026-11-03T10:00:00Z')]),
     );
     // "key rotat schedu" shares 2 of 3 words with "key rotat", which the gap learnt in week 2.
     expect(w3.content[0]?.id).toBe(rotate);
-    expect((await store.gapsOf('proj_a', 10)).length).toBe(3); // rotate, webhook, delete
+    expect((await store.gapsOf(WS, 'proj_a', 10)).length).toBe(3); // rotate, webhook, delete
   });
 
   it('lists a drafted gap once, with "did it work?" counted from the pull request on', async () => {
@@ -98,11 +102,11 @@ describe('the gap book', () => {
       [1, 2, 3, 4].map((d) => asked('How do I rotate API keys?', `2026-10-2${d}T10:00:00Z`, d)),
       [searched('rotate api key', 40, '2026-10-25T00:00:00Z')],
     );
-    const [gap] = (await b.resolve(before)).content;
+    const [gap] = (await b.resolve(WS, before)).content;
     expect(gap?.item).toMatchObject({ asked: 4, searched: 40 });
-    expect(await b.claim(gap!.id, 'view-1', 'U1')).toEqual({ outcome: 'new' });
-    expect(await b.claim(gap!.id, 'view-1', 'U1')).toEqual({ outcome: 'duplicate' });
-    expect(await b.claim(gap!.id, 'view-2', 'U2')).toMatchObject({
+    expect(await b.claim(WS, gap!.id, 'view-1', 'U1')).toEqual({ outcome: 'new' });
+    expect(await b.claim(WS, gap!.id, 'view-1', 'U1')).toEqual({ outcome: 'duplicate' });
+    expect(await b.claim(WS, gap!.id, 'view-2', 'U2')).toMatchObject({
       outcome: 'taken',
       state: 'starting',
     });
@@ -143,7 +147,7 @@ describe('the gap book', () => {
       ],
       [searched('rotate api key', 12, '2026-10-31T00:00:00Z')],
     );
-    const listing = await b.resolve(straddling);
+    const listing = await b.resolve(WS, straddling);
     expect(titles(listing)).toEqual([]);
     expect(listing.drafted).toHaveLength(1);
     expect(listing.drafted[0]).toMatchObject({ id: gap!.id, state: 'done', by: 'U1' });
@@ -154,10 +158,11 @@ describe('the gap book', () => {
     });
     // The week after: nobody asked; the search gap is gone too.
     const after = await b.resolve(
+      WS,
       week('2026-11-02', [asked('webhook retries', '2026-11-03T10:00:00Z')]),
     );
     expect(after.drafted[0]?.impact?.since).toMatchObject({ asked: 0, searched: 0, days: 7 });
-    expect(await b.claim(gap!.id, 'view-3', 'U3')).toMatchObject({
+    expect(await b.claim(WS, gap!.id, 'view-3', 'U3')).toMatchObject({
       outcome: 'taken',
       state: 'done',
     });
@@ -166,22 +171,22 @@ describe('the gap book', () => {
   it('opens a gap again when its job ended without a pull request, or its start never recorded one', async () => {
     const b = book();
     const report = week('2026-10-19', [asked('How do I rotate API keys?', '2026-10-20T10:00:00Z')]);
-    const [gap] = (await b.resolve(report)).content;
-    await b.claim(gap!.id, 'view-1', 'U1');
-    expect((await b.resolve(report)).content).toHaveLength(0);
+    const [gap] = (await b.resolve(WS, report)).content;
+    await b.claim(WS, gap!.id, 'view-1', 'U1');
+    expect((await b.resolve(WS, report)).content).toHaveLength(0);
     clock += CLAIM_LAPSES_MS + 1;
-    const lapsed = await b.resolve(report);
+    const lapsed = await b.resolve(WS, report);
     expect(lapsed.content[0]).toMatchObject({ id: gap!.id, again: true });
-    expect(await b.claim(gap!.id, 'view-2', 'U2')).toEqual({ outcome: 'new' });
+    expect(await b.claim(WS, gap!.id, 'view-2', 'U2')).toEqual({ outcome: 'new' });
     const t = await store.createThread(
       { teamId: 'T', channelId: 'C', threadTs: '2.1', userId: 'U2', prompt: 'p', gapId: gap!.id },
       clock,
     );
-    expect((await b.resolve(report)).drafted[0]).toMatchObject({ state: 'running' });
+    expect((await b.resolve(WS, report)).drafted[0]).toMatchObject({ state: 'running' });
     await store.startFailed(t.id, 'the agent API refused', clock);
-    expect((await b.resolve(report)).content[0]).toMatchObject({ id: gap!.id, again: true });
-    expect(await b.dismiss(gap!.id, 'U3')).toEqual({ outcome: 'dismissed' });
-    const gone = await b.resolve(report);
+    expect((await b.resolve(WS, report)).content[0]).toMatchObject({ id: gap!.id, again: true });
+    expect(await b.dismiss(WS, gap!.id, 'U3')).toEqual({ outcome: 'dismissed' });
+    const gone = await b.resolve(WS, report);
     expect(gone.content).toHaveLength(0);
     expect(gone.dismissed).toBe(1);
   });

@@ -9,6 +9,7 @@ import { type InsightsCache, storeInsightsCache } from '../../src/insights/cache
 import { coverageNotes } from '../../src/insights/notes.ts';
 import { createInsightsService, InsightsBudgetTooLow } from '../../src/insights/service.ts';
 import { apiParams, type DateRange, parseVisitorsArgs } from '../../src/reports/range.ts';
+import { type ScopeOf, SINGLE_WORKSPACE as WS, workspaceScope } from '../../src/store/scope.ts';
 import { openSqliteStore } from '../../src/store/sqlite.ts';
 import type { Store } from '../../src/store/types.ts';
 import { ROTATE_KEY_QUESTIONS } from '../fakes/analytics-insights-seed.ts';
@@ -36,7 +37,13 @@ function analyticsBudget(limit: number): Budget {
 }
 
 function service(
-  opts: { maxRequests?: number; budget?: number; planBudget?: Budget; cache?: InsightsCache } = {},
+  opts: {
+    maxRequests?: number;
+    budget?: number;
+    planBudget?: Budget;
+    cache?: InsightsCache;
+    scope?: ScopeOf;
+  } = {},
 ) {
   const budget = opts.budget === undefined ? undefined : analyticsBudget(opts.budget);
   const client = new ApiClient({
@@ -56,6 +63,7 @@ function service(
       maxRequests: opts.maxRequests ?? 100,
       cache: opts.cache,
       now: () => clock,
+      ...(opts.scope ? { scope: opts.scope } : {}),
     }),
   };
 }
@@ -215,11 +223,32 @@ describe('caching closed periods', () => {
 
     // A body written by another version is not trusted: the report is built again.
     const key = `insights:|${lastWeek.from}|${lastWeek.to}|UTC`;
-    expect(await store.cachedReport(key, clock)).toBeDefined();
-    await store.cacheReport(key, '{"v":0}', clock + 1e9, clock);
+    expect(await store.cachedReport(WS, key, clock)).toBeDefined();
+    await store.cacheReport(WS, key, '{"v":0}', clock + 1e9, clock);
     const rebuilt = await service({ cache: cache() }).insights.build(lastWeek);
     expect(rebuilt.requests).toBeGreaterThan(0);
     expect(logs.text()).toContain('insights.cache_stale_shape');
+  });
+
+  it("keeps each workspace's reports apart: one's cached period answers no other", async () => {
+    const cache = () => storeInsightsCache(store, logs.log, () => clock);
+    const [alpha, beta] = [{ workspace: { teamId: 'T0A' } }, { workspace: { teamId: 'T0B' } }];
+    const lastWeek = range('2026-11-08 2026-11-14');
+    const one = service({ cache: cache(), scope: workspaceScope }).insights;
+    const first = await one.build(lastWeek, undefined, alpha);
+    const sent = insightRequests().length;
+    expect((await one.build(lastWeek, undefined, alpha)).requests).toBe(0);
+    // Beta asks the same period: built for Beta, from the API, not from Alpha's (memory or store).
+    const forBeta = await one.build(lastWeek, undefined, beta);
+    expect(forBeta.requests).toBeGreaterThan(0);
+    expect(insightRequests().length).toBeGreaterThan(sent);
+    // Another replica: each workspace finds its own in the store, the single workspace none.
+    const other = service({ cache: cache(), scope: workspaceScope }).insights;
+    expect(await other.build(lastWeek, undefined, alpha)).toEqual({ ...first, requests: 0 });
+    const single = await service({ cache: cache() }).insights.build(lastWeek);
+    expect(single.requests).toBeGreaterThan(0);
+    // Distributed mode builds for a workspace only.
+    await expect(other.build(lastWeek)).rejects.toThrow('a team id is needed');
   });
 
   it('keeps an unsettled period only briefly', async () => {

@@ -121,18 +121,18 @@ describe.each(engineKinds)('distributed mode: forged clicks and forms (%s)', (en
     const crossed = await betaSubmit(h, DRAFT_VIEW, JSON.stringify(alphaMeta), prompt);
     expect(crossed.body).toMatchObject({ response_action: 'update' });
     expect(JSON.stringify(crossed.body)).toContain('belongs to another workspace');
-    // BETA's own form, naming ALPHA's gap: the gap is not one of BETA's channel's project.
+    // BETA's own form, naming ALPHA's gap: the gap is none of BETA's (gaps are per workspace).
     const gapMeta = { teamId: B.team, channelId: B.channel, kind: 'question', gapId: alpha.gapId };
     const gapForm = await betaSubmit(h, DRAFT_VIEW, JSON.stringify(gapMeta), prompt);
     expect(gapForm.body).toMatchObject({ response_action: 'errors' });
-    expect(JSON.stringify(gapForm.body)).toContain('no longer kept');
+    expect(JSON.stringify(gapForm.body)).toContain('no longer kept, or it belongs to another');
     await alphaUntouched(h, before);
     expect(h.api.requestsTo('create')).toEqual([]);
     expect(refusals('view')).toMatchObject([
       { userId: B.user, teamId: B.team, claimedTeamId: A.team, reason: 'other_workspace' },
     ]);
     expect(refusals('gap')).toMatchObject([
-      { userId: B.user, teamId: B.team, gapId: alpha.gapId, reason: 'other_project' },
+      { userId: B.user, teamId: B.team, gapId: alpha.gapId, reason: 'unknown_gap' },
     ]);
   });
 

@@ -1,6 +1,7 @@
 import { join } from 'node:path';
 import SqliteDatabase from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { SINGLE_WORKSPACE as WS } from '../../src/store/scope.ts';
 import { ROTATE_KEY_QUESTIONS, SSO_QUESTIONS } from '../fakes/analytics-insights-seed.ts';
 import type { StoredMessage } from '../fakes/slack.ts';
 import { cronAt, DIGEST, insightsSections } from '../helpers/digest.ts';
@@ -214,7 +215,7 @@ describe('did it work?', () => {
     const id = await draftRotate(await insights(1));
     // The job's PR opened 5 days ago (the poll stamped it now; moved back as if it had then).
     const store = await h.openStore();
-    await eventually(async () => (await store.gapWithThread(id))?.gap.prAt, 'the PR stamped');
+    await eventually(async () => (await store.gapWithThread(WS, id))?.gap.prAt, 'the PR stamped');
     await store.close();
     const prAt = Date.now() - 5 * 86_400_000;
     const db = new SqliteDatabase(join(h.dir, 'bot.sqlite'));

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { WebClient } from '@slack/web-api';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createHomePublisher, type HomePublisher } from '../../src/slack/home.ts';
+import { workspaceScope } from '../../src/store/scope.ts';
 import { openSqliteStore } from '../../src/store/sqlite.ts';
 import type { Store } from '../../src/store/types.ts';
 import { FakeSlack } from '../fakes/slack.ts';
@@ -68,6 +69,41 @@ describe('App Home publisher', () => {
     home.refresh('T0001', 'U0002');
     await eventually(() => publishes().length === 4, 'the opening and the other person');
     expect(publishes().map((c) => c.args.user_id)).toEqual(['U0001', 'U0001', 'U0001', 'U0002']);
+  });
+
+  it("gives a Grid user (one W… id in two teams) each team's Home, with that team's headline", async () => {
+    const scoped = createHomePublisher({
+      clientFor: async () => new WebClient(SECRETS.botToken, { slackApiUrl: slack.url }),
+      store,
+      agentBudget: () => ({ status: async () => ({ ...budget }) }),
+      defaultProjectId: 'proj_test',
+      log: logs.log,
+      scope: workspaceScope,
+      debounceMs: 30,
+      gapMs: 60,
+    });
+    try {
+      const headline = (total: number) => ({
+        from: '2026-11-01',
+        to: '2026-11-08',
+        timeZone: 'UTC',
+        totals: { human: total, ai: 0, total },
+        previousTotals: { human: 1, ai: 0, total: 1 },
+        partial: false,
+        generatedAt: 1,
+      });
+      await store.putReportHeadline({ teamId: 'T0G1' }, headline(1111));
+      await store.putReportHeadline({ teamId: 'T0G2' }, headline(2222));
+      // Refreshes in both teams at once: neither is coalesced into the other's.
+      scoped.refresh('T0G1', 'W0001', 'E0G');
+      scoped.refresh('T0G2', 'W0001', 'E0G');
+      await eventually(() => publishes().length === 2, "both teams' Homes");
+      const views = publishes().map((c) => JSON.stringify(c.args.view));
+      expect(views.filter((v) => v.includes('1,111'))).toHaveLength(1);
+      expect(views.filter((v) => v.includes('2,222'))).toHaveLength(1);
+    } finally {
+      scoped.stop();
+    }
   });
 
   it('publishes again after a failed publish, even when the view is the same', async () => {

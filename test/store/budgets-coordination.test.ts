@@ -1,9 +1,10 @@
 import { expect, it } from 'vitest';
+import { SINGLE_WORKSPACE as WS } from '../../src/store/scope.ts';
 import { describeEachEngine } from '../helpers/store-engines.ts';
 
 describeEachEngine('store: budgets, coordination and digests', (db) => {
   it('keeps the last report headline, replacing the one before', async () => {
-    expect(await db.store.lastReportHeadline()).toBeUndefined();
+    expect(await db.store.lastReportHeadline(WS)).toBeUndefined();
     const h = {
       from: '2026-01-01',
       to: '2026-01-08',
@@ -13,8 +14,8 @@ describeEachEngine('store: budgets, coordination and digests', (db) => {
       partial: false,
       generatedAt: 1_767_000_000_000,
     };
-    await db.store.putReportHeadline(h);
-    expect(await db.store.lastReportHeadline()).toEqual(h);
+    await db.store.putReportHeadline(WS, h);
+    expect(await db.store.lastReportHeadline(WS)).toEqual(h);
     const next = {
       ...h,
       from: '2026-01-08',
@@ -22,8 +23,8 @@ describeEachEngine('store: budgets, coordination and digests', (db) => {
       partial: true,
       generatedAt: h.generatedAt + 1,
     };
-    await db.store.putReportHeadline(next);
-    expect(await db.store.lastReportHeadline()).toEqual(next);
+    await db.store.putReportHeadline(WS, next);
+    expect(await db.store.lastReportHeadline(WS)).toEqual(next);
   });
 
   it('says when the oldest budget use in a window was', async () => {
@@ -109,45 +110,45 @@ describeEachEngine('store: budgets, coordination and digests', (db) => {
   });
 
   it('lets one owner claim a digest period; posted stays posted; a stale claim is taken over', async () => {
-    expect(await db.store.claimDigest('C1', '2026-W47', 'a', 1000, 600_000)).toEqual({
+    expect(await db.store.claimDigest(WS, 'C1', '2026-W47', 'a', 1000, 600_000)).toEqual({
       state: 'claimed',
     });
-    expect(await db.store.claimDigest('C1', '2026-W47', 'b', 2000, 600_000)).toEqual({
+    expect(await db.store.claimDigest(WS, 'C1', '2026-W47', 'b', 2000, 600_000)).toEqual({
       state: 'busy',
       owner: 'a',
     });
-    expect(await db.store.claimDigest('C2', '2026-W47', 'b', 2000, 600_000)).toEqual({
+    expect(await db.store.claimDigest(WS, 'C2', '2026-W47', 'b', 2000, 600_000)).toEqual({
       state: 'claimed',
     });
-    expect(await db.store.claimDigest('C1', '2026-W47', 'b', 700_000, 600_000)).toEqual({
+    expect(await db.store.claimDigest(WS, 'C1', '2026-W47', 'b', 700_000, 600_000)).toEqual({
       state: 'stale',
       owner: 'a',
     });
-    expect(await db.store.claimDigest('C1', '2026-W47', 'c', 701_000, 600_000)).toEqual({
+    expect(await db.store.claimDigest(WS, 'C1', '2026-W47', 'c', 701_000, 600_000)).toEqual({
       state: 'busy',
       owner: 'b',
     });
-    expect(await db.store.markDigestPosted('C1', '2026-W47', 'a', 702_000)).toBe(false); // b's now
-    expect(await db.store.markDigestPosted('C1', '2026-W47', 'b', 702_000)).toBe(true);
-    expect(await db.store.claimDigest('C1', '2026-W47', 'c', 9_999_999, 600_000)).toEqual({
+    expect(await db.store.markDigestPosted(WS, 'C1', '2026-W47', 'a', 702_000)).toBe(false); // b's now
+    expect(await db.store.markDigestPosted(WS, 'C1', '2026-W47', 'b', 702_000)).toBe(true);
+    expect(await db.store.claimDigest(WS, 'C1', '2026-W47', 'c', 9_999_999, 600_000)).toEqual({
       state: 'posted',
     });
   });
 
   it('keeps a digest claim alive while its owner beats, and lets it go when the beats stop', async () => {
     const stale = 600_000;
-    expect(await db.store.claimDigest('C1', 'W1', 'a', 0, stale)).toEqual({ state: 'claimed' });
-    expect(await db.store.heartbeatDigest('C1', 'W1', 'a', 500_000)).toBe(true);
+    expect(await db.store.claimDigest(WS, 'C1', 'W1', 'a', 0, stale)).toEqual({ state: 'claimed' });
+    expect(await db.store.heartbeatDigest(WS, 'C1', 'W1', 'a', 500_000)).toBe(true);
     // 900 s after the claim but 400 s after the last beat: still alive.
-    expect(await db.store.claimDigest('C1', 'W1', 'b', 900_000, stale)).toEqual({
+    expect(await db.store.claimDigest(WS, 'C1', 'W1', 'b', 900_000, stale)).toEqual({
       state: 'busy',
       owner: 'a',
     });
-    expect(await db.store.claimDigest('C1', 'W1', 'b', 1_100_000, stale)).toEqual({
+    expect(await db.store.claimDigest(WS, 'C1', 'W1', 'b', 1_100_000, stale)).toEqual({
       state: 'stale',
       owner: 'a',
     });
-    expect(await db.store.heartbeatDigest('C1', 'W1', 'a', 1_100_001)).toBe(false); // taken over
-    expect(await db.store.heartbeatDigest('C1', 'W1', 'b', 1_100_002)).toBe(true);
+    expect(await db.store.heartbeatDigest(WS, 'C1', 'W1', 'a', 1_100_001)).toBe(false); // taken over
+    expect(await db.store.heartbeatDigest(WS, 'C1', 'W1', 'b', 1_100_002)).toBe(true);
   });
 });

@@ -60,6 +60,21 @@ async function seed(store: Store, ws: { teamId: string; enterpriseId?: string },
     setAt: 1,
   });
   await store.updateWorkspaceSettings(ws, SETTINGS, 1);
+  // The bot's own state of the workspace: a cached report, the headline, a vector, a gap, a digest claim.
+  await store.cacheReport(ws, 'insights:k', '{}', 1e12, 1);
+  await store.putReportHeadline(ws, {
+    from: '2026-11-01',
+    to: '2026-11-08',
+    timeZone: 'UTC',
+    totals: { human: 1, ai: 0, total: 1 },
+    previousTotals: { human: 1, ai: 0, total: 1 },
+    partial: false,
+    generatedAt: 1,
+  });
+  await store.putTextVectors(ws, 'm', [{ hash: 'h', vector: 'AAAA' }], 1, 0);
+  const gap = { projectId: `proj_${tag}`, key: 'k', kind: 'question', signatures: ['k'] };
+  await store.addGaps(ws, [{ ...gap, title: 't', evidence: '{}', evidenceTo: '' }], 1);
+  await store.claimDigest(ws, 'C1', '2026-W47', 'o', 1, 1_000);
 }
 
 /** What `seed` leaves of one workspace. */
@@ -70,6 +85,11 @@ const SEEDED = {
   pending_commands: 1,
   channel_projects: 1,
   docs_connections: 1,
+  report_cache: 1,
+  report_headlines: 1,
+  text_vectors: 1,
+  insight_gaps: 1,
+  digest_runs: 1,
 };
 const NOTHING = Object.fromEntries(FORGOTTEN_TABLES.map((t) => [t, 0]));
 

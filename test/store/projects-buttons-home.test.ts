@@ -1,4 +1,5 @@
 import { expect, it } from 'vitest';
+import { SINGLE_WORKSPACE as WS } from '../../src/store/scope.ts';
 import { describeEachEngine } from '../helpers/store-engines.ts';
 import { poll, snap, thread } from './fixtures.ts';
 
@@ -63,14 +64,14 @@ describeEachEngine('store: projects, buttons, App Home and mentions', (db) => {
   });
 
   it('keeps cached report bodies until they expire, replacing and dropping old ones', async () => {
-    await db.store.cacheReport('insights:a', '{"n":1}', 100, 0);
-    await db.store.cacheReport('insights:b', '{"n":2}', 50, 0);
-    expect(await db.store.cachedReport('insights:a', 10)).toBe('{"n":1}');
-    await db.store.cacheReport('insights:a', '{"n":3}', 200, 10);
-    expect(await db.store.cachedReport('insights:a', 150)).toBe('{"n":3}');
-    expect(await db.store.cachedReport('insights:b', 50)).toBeUndefined(); // expired
-    expect(await db.store.cachedReport('insights:a', 200)).toBeUndefined();
-    expect(await db.store.cachedReport('insights:none', 0)).toBeUndefined();
+    await db.store.cacheReport(WS, 'insights:a', '{"n":1}', 100, 0);
+    await db.store.cacheReport(WS, 'insights:b', '{"n":2}', 50, 0);
+    expect(await db.store.cachedReport(WS, 'insights:a', 10)).toBe('{"n":1}');
+    await db.store.cacheReport(WS, 'insights:a', '{"n":3}', 200, 10);
+    expect(await db.store.cachedReport(WS, 'insights:a', 150)).toBe('{"n":3}');
+    expect(await db.store.cachedReport(WS, 'insights:b', 50)).toBeUndefined(); // expired
+    expect(await db.store.cachedReport(WS, 'insights:a', 200)).toBeUndefined();
+    expect(await db.store.cachedReport(WS, 'insights:none', 0)).toBeUndefined();
   });
 
   it('keeps the message a job was drafted from, for its root', async () => {

@@ -1,4 +1,5 @@
 import { expect, it } from 'vitest';
+import { SINGLE_WORKSPACE as WS } from '../../src/store/scope.ts';
 import { describeEachEngine } from '../helpers/store-engines.ts';
 import { poll, snap, thread } from './fixtures.ts';
 
@@ -107,7 +108,7 @@ describeEachEngine('store: replica races', (db) => {
     const b = await db.another();
     const results = await Promise.all(
       Array.from({ length: 10 }, (_, i) =>
-        (i % 2 ? b : db.store).claimDigest('C1', 'W9', `r${i}`, 1_000, 600_000),
+        (i % 2 ? b : db.store).claimDigest(WS, 'C1', 'W9', `r${i}`, 1_000, 600_000),
       ),
     );
     expect(results.filter((r) => r.state === 'claimed')).toHaveLength(1);

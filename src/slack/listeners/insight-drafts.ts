@@ -13,7 +13,7 @@ import type { JobChat } from '../../jobs/ports.ts';
 import type { JobService } from '../../jobs/service.ts';
 import type { Logger } from '../../log.ts';
 import type { Projects } from '../../projects.ts';
-import type { JobOrigin, Store } from '../../store/types.ts';
+import type { JobOrigin, Store, WorkspaceRef } from '../../store/types.ts';
 import type { WorkLanes } from '../../work-queue.ts';
 import { refusalModal } from '../access-middleware.ts';
 import { toChatError } from '../chat.ts';
@@ -32,7 +32,7 @@ import {
 } from '../insight-drafts.ts';
 import { readJson } from '../json-value.ts';
 import { payloadTeam } from '../workspace-claims.ts';
-import { gapOfChannel, whereText } from './insight-gaps.ts';
+import { gapOfChannel, unknownGap, whereText } from './insight-gaps.ts';
 import { ReportAction } from './report-action.ts';
 
 export interface InsightDraftDeps {
@@ -89,7 +89,7 @@ export const insightKey = (m: DraftMetadata) =>
     : undefined;
 const OTHER_WORKSPACE = 'This form belongs to another workspace. Nothing was started.';
 const GAP_GONE =
-  'This gap is no longer kept (it was not listed for half a year). Close the form and run `/insights` again.';
+  'This gap is not one this channel can draft (it is no longer kept, or it belongs to another project or workspace). Close the form and run `/insights` again.';
 const TAKEN =
   'A job was already started from this insight: look for "Drafted from" in the channel. For another, use `/agent`.';
 
@@ -146,18 +146,19 @@ export function registerInsightDrafts(app: App, deps: InsightDraftDeps): void {
     const { view, user } = parsed.data;
     if (!ownForm(args, meta, user.id))
       return args.ack({ response_action: 'update', view: refusalModal(OTHER_WORKSPACE) });
+    const at = { viewId: view.id, userId: user.id, gapId: meta.gapId };
+    // The form's own workspace: ownForm found it is the one Slack vouches for.
+    const ws = { teamId: meta.teamId, enterpriseId: args.context.enterpriseId };
     const prompt = (view.state.values[DRAFT_INPUT.block]?.[DRAFT_INPUT.action]?.value ?? '').trim();
     if (!prompt) return fail(EMPTY);
     const spent = await budgetSpent(meta);
     if (spent) return fail(spent);
-    const at = { viewId: view.id, userId: user.id, gapId: meta.gapId };
-    const ws = { teamId: meta.teamId, enterpriseId: args.context.enterpriseId };
     const tell = (text: string) =>
       deps.chat.tellUser(ws, { channelId: meta.channelId, userId: user.id, text });
     const claim =
       meta.gapId === undefined
         ? await claimDraft(view.id, meta)
-        : await claimGap(meta, meta.gapId, view.id, user.id);
+        : await claimGap(meta, ws, meta.gapId, view.id, user.id);
     if (claim === 'error') return fail(NOT_RECORDED);
     if (claim === 'missing') return fail(GAP_GONE);
     if (claim === 'taken') {
@@ -188,7 +189,7 @@ export function registerInsightDrafts(app: App, deps: InsightDraftDeps): void {
       // Nothing starts: the gap is open again, for this form or another.
       if (meta.gapId !== undefined)
         await deps.gapBook
-          ?.release(meta.gapId, view.id)
+          ?.release(ws, meta.gapId, view.id)
           .catch((err: unknown) => log.warn({ err, ...at }, 'insight_draft.release_failed'));
       await tell(BUSY).catch((err: unknown) => log.warn({ err }, 'insight_draft.answer_failed'));
     }
@@ -220,6 +221,7 @@ export function registerInsightDrafts(app: App, deps: InsightDraftDeps): void {
   /** The gap's claim (gap-book.ts): one job per gap while it runs or once it opened a PR. */
   async function claimGap(
     meta: DraftMetadata,
+    ws: WorkspaceRef,
     gapId: number,
     viewId: string,
     userId: string,
@@ -228,10 +230,11 @@ export function registerInsightDrafts(app: App, deps: InsightDraftDeps): void {
   > {
     if (!deps.gapBook) return 'missing';
     try {
-      const found = await deps.gapBook.get(gapId);
+      const found = await deps.gapBook.get(ws, gapId);
       const where = { ...meta, userId };
+      if (!found) unknownGap(log, gapId, where);
       if (!found || !(await gapOfChannel(deps.projects, found.gap, where, log))) return 'missing';
-      const c = await deps.gapBook.claim(gapId, viewId, userId);
+      const c = await deps.gapBook.claim(ws, gapId, viewId, userId);
       return c.outcome === 'taken' ? c : c.outcome;
     } catch (err) {
       log.error({ err, viewId, gapId }, 'insight_draft.claim_failed');

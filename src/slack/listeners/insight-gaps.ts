@@ -9,7 +9,7 @@ import type { Logger } from '../../log.ts';
 import { escapeAndTruncate, escapeMrkdwn, truncate } from '../../mrkdwn.ts';
 import type { Projects } from '../../projects.ts';
 import { formatRange } from '../../reports/range.ts';
-import type { JobThread } from '../../store/types.ts';
+import type { JobThread, WorkspaceRef } from '../../store/types.ts';
 import { toChatError } from '../chat.ts';
 import { GAP_ACTION, readChoice } from '../gap-blocks.ts';
 import { type DraftMetadata, draftedWhere, draftModal } from '../insight-drafts.ts';
@@ -36,6 +36,9 @@ const STALE =
 const FORM_FAILED =
   "I couldn't open the form (Slack said the click was too old). Please choose Draft it again.";
 const NOT_READ = "I couldn't read this gap (a storage error). Please try again in a minute.";
+/** A gap id that is not one of the workspace's: out of date, or from another's report. */
+const NOT_HERE =
+  'This gap is not kept in this workspace (the menu is out of date, or it came from another workspace). Run `/insights` again, or use `/agent`.';
 
 /**
  * The menu (⋯) on each open gap of an insights report: "Draft it" opens the form prefilled
@@ -60,29 +63,37 @@ export function registerInsightGaps(app: App, deps: InsightGapDeps): void {
       log.warn({ issues: parsed.error?.issues.slice(0, 3) }, 'insight_gap.stale');
       return void (await tell(STALE));
     }
-    const found = await deps.gapBook.get(choice.id).catch((err: unknown) => {
+    // The workspace Slack vouches for (the request's authorization), never a value's claim.
+    const ws = {
+      teamId: args.context.teamId ?? parsed.data.team.id,
+      enterpriseId: args.context.enterpriseId,
+    };
+    const at = { gapId: choice.id, userId: parsed.data.user.id, what: choice.what };
+    const found = await deps.gapBook.get(ws, choice.id).catch((err: unknown) => {
       log.error({ err, gapId: choice.id }, 'insight_gap.unread');
       return null;
     });
     if (found === null) return void (await tell(NOT_READ));
-    if (!found) return void (await tell(STALE));
     const where = {
       teamId: parsed.data.team.id,
       channelId: parsed.data.channel.id,
       userId: parsed.data.user.id,
     };
+    if (!found) {
+      unknownGap(log, choice.id, { ...where, teamId: ws.teamId });
+      return void (await tell(NOT_HERE));
+    }
     const own = await gapOfChannel(deps.projects, found.gap, where, log).catch((err: unknown) => {
       log.error({ err, gapId: choice.id }, 'insight_gap.unread');
       return null;
     });
     if (own === null) return void (await tell(NOT_READ));
     if (!own) return void (await tell(STALE));
-    const at = { gapId: choice.id, userId: parsed.data.user.id, what: choice.what };
     log.info({ ...at, state: found.state }, 'insight_gap.chosen');
     if (choice.what === 'evidence')
       return void (await tell(evidenceText(found.gap.title, found.evidence)));
     if (choice.what === 'dismiss')
-      return void (await tell(await dismiss(choice.id, parsed.data, args.client)));
+      return void (await tell(await dismiss(ws, choice.id, parsed.data, args.client)));
     if (BLOCKING.has(found.state)) {
       log.info(at, 'insight_gap.already_drafted');
       const where = await whereText(args.client, found.gap, found.thread, found.state, log);
@@ -120,13 +131,18 @@ export function registerInsightGaps(app: App, deps: InsightGapDeps): void {
     }
   }
 
-  async function dismiss(id: number, c: Choice, client: WebClient): Promise<string> {
-    const r = await deps.gapBook.dismiss(id, c.user.id).catch((err: unknown) => {
+  async function dismiss(
+    ws: WorkspaceRef,
+    id: number,
+    c: Choice,
+    client: WebClient,
+  ): Promise<string> {
+    const r = await deps.gapBook.dismiss(ws, id, c.user.id).catch((err: unknown) => {
       log.error({ err, gapId: id }, 'insight_gap.dismiss_failed');
       return undefined;
     });
     if (!r) return NOT_READ;
-    if (r.outcome === 'missing') return STALE;
+    if (r.outcome === 'missing') return NOT_HERE;
     if (r.outcome === 'already') {
       const by = r.gap.dismissedBy ? ` by <@${r.gap.dismissedBy}>` : '';
       return `This gap was dismissed already${by}: later reports leave it out.`;
@@ -168,6 +184,18 @@ export async function gapOfChannel(
     'workspace.refused',
   );
   return false;
+}
+
+/**
+ * A gap id that is none of the workspace's gaps (another workspace's, or one forgotten): the
+ * request is refused, and the line says so (ids only).
+ */
+export function unknownGap(
+  log: Logger,
+  gapId: number,
+  where: { teamId: string; channelId: string; userId?: string | undefined },
+): void {
+  log.warn({ surface: 'gap', reason: 'unknown_gap', gapId, ...where }, 'workspace.refused');
 }
 
 /** Where a drafted gap's job is, with a link to its thread when Slack gives one. */

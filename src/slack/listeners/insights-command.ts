@@ -40,8 +40,9 @@ export function registerInsightsCommand(app: App, deps: InsightsCommandDeps): vo
       projects: deps.projects,
       bot: deps.bot,
       post: async ({ range, projectId, channelId, ws }) => {
+        // The workspace's own: its key, its budget, its cache, its vectors, its gaps.
         const report = await deps.insights.build(range, projectId, { workspace: ws });
-        const gaps = await deps.gapBook?.resolve(report, projectId);
+        const gaps = await deps.gapBook?.resolve(ws, report, projectId);
         const poster = await deps.insightsPosterFor(ws);
         await poster.post(channelId, report, gaps ? { gaps } : {});
       },

@@ -1,0 +1,40 @@
+import type { Kysely } from 'kysely';
+import type { Migration } from 'kysely/migration';
+
+/** The tables of the bot's own state that become per workspace (src/store/scope.ts). */
+export const SCOPED_TABLES = [
+  'report_cache',
+  'report_headlines',
+  'text_vectors',
+  'insight_gaps',
+  'digest_runs',
+] as const;
+
+/**
+ * Migration 0019_workspace_scope (listed in ./migrations.ts, which applies it by that name):
+ * additive. Each table of the bot's own state gains the workspace it belongs to, a team and
+ * its Enterprise Grid org, both '' by default: the rows already there, and any an older
+ * build writes, are the single workspace's (SINGLE_WORKSPACE). The tables' unique keys stay
+ * as they are, since an older build upserts on them; a workspace's key carries its team
+ * instead (scopedKey). An index on the team finds a workspace's rows (its reads, and the
+ * retention sweep that forgets an uninstalled workspace).
+ */
+export const workspaceScopeMigration: Migration = {
+  async up(db: Kysely<unknown>) {
+    for (const table of SCOPED_TABLES) {
+      for (const column of ['team_id', 'enterprise_id'])
+        await db.schema
+          .alterTable(table)
+          .addColumn(column, 'text', (c) => c.notNull().defaultTo(''))
+          .execute();
+    }
+    // A workspace's gaps of a project, most recently listed first (gapsOf).
+    await db.schema
+      .createIndex('insight_gaps_team_seen')
+      .on('insight_gaps')
+      .columns(['team_id', 'project_id', 'last_seen_at'])
+      .execute();
+    for (const table of ['report_cache', 'report_headlines', 'text_vectors', 'digest_runs'])
+      await db.schema.createIndex(`${table}_team`).on(table).column('team_id').execute();
+  },
+};
