@@ -10,7 +10,8 @@
  * the bot itself uses (src/workspaces/vault.ts, the same keys), not the App Home's modal: the
  * modal's own cost (one read of the project) is not what this benchmark measures.
  */
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { Keyring } from '../src/sealed.ts';
 import { openPostgresStore } from '../src/store/postgres.ts';
 import type { Store } from '../src/store/types.ts';
@@ -156,6 +157,9 @@ export async function stopReplicas(w: World): Promise<void> {
         } catch {} // gone
     }, 20_000);
     await r.npm.exited.finally(() => clearTimeout(timer));
+    // BENCH_FAIRNESS_LOGS=<dir>: each replica's output (with BENCH_BOT_ENV=LOG_LEVEL=debug).
+    const dir = process.env.BENCH_FAIRNESS_LOGS;
+    if (dir) writeFileSync(join(dir, `replica-${r.pid}.log`), r.npm.output());
   });
   w.replicas.length = 0;
   await Promise.all(stopping);

@@ -19,6 +19,15 @@ import type { LatencyProfile } from '../test/fakes/latency.ts';
 import { postgresAvailable } from '../test/helpers/postgres.ts';
 import { type Cmd, Seen } from './burst-seen.ts';
 import {
+  logRun,
+  max,
+  metrics,
+  QUIET_JOBS,
+  QUIET_WORKSPACES,
+  type RunFigures,
+} from './fairness-figures.ts';
+import { startProbe } from './fairness-probe.ts';
+import {
   closeWorld,
   command,
   connectDocs,
@@ -34,16 +43,22 @@ import {
   type World,
   workspace,
 } from './fairness-world.ts';
-import { type BenchOptions, type BenchResult, log, type Metric, percentile } from './measure.ts';
+import type { BenchOptions, BenchResult } from './measure.ts';
 import { type SeedJob, seedJobs } from './poller-world.ts';
 
 const CHANNELS_PER_BUSY = 10;
-const QUIET_WORKSPACES = 10;
-const QUIET_JOBS = 3;
 /** `/agent <prompt>` per quiet workspace, all at once (40 in all: the burst benchmark's 40). */
 const QUIET_COMMANDS = 4;
-/** The bot's default first poll delay (POLL_INTERVAL_MS): the seeded jobs are fresh. */
+/** The bot's default poll delays (POLL_INTERVAL_MS, POLL_MAX_INTERVAL_MS). */
 const POLL_MS = 5_000;
+const OLD_POLL_MS = 60_000;
+/**
+ * Busy jobs polled every 5 s (started or changed within the minute), as bench/poller.ts and
+ * bench/memory.ts seed their 10,000: the rest are older, polled every minute. `--fresh` makes
+ * every busy job young (2,000 polls a second before the burst: the stress case). Quiet jobs
+ * are always young.
+ */
+const YOUNG_SHARE = 0.1;
 /** Replicas run this long before the burst: every job polled once, the pools widened. */
 const WARM_MS = 8_000;
 /** Quiet jobs finish this far apart, from half a second after the burst. */
@@ -51,17 +66,12 @@ const QUIET_STEP_MS = 400;
 /** The quiet workspaces' commands, this long after the burst. */
 const COMMANDS_AT_MS = 2_000;
 const DEADLINE_MS = 240_000;
-const TARGET = {
-  announceP50: 5_000,
-  announceP99: 10_000,
-  firstP50: 300,
-  firstMax: 1_500,
-  status: 300,
-};
 
 interface Shape {
   workspaces: number;
   jobs: number;
+  /** Every busy job young (polled every 5 s). */
+  fresh: boolean;
 }
 
 function argOf(name: string, def: number): number {
@@ -75,6 +85,7 @@ interface Job {
   channel: string;
   jobId: string;
   ts: string;
+  young: boolean;
 }
 
 /** The workspaces and jobs of a run: busy ones (none when alone) and the quiet ones. */
@@ -85,6 +96,8 @@ function worldOf(shape: Shape) {
       Array.from({ length: CHANNELS_PER_BUSY }, (_, c) => `CB${w}x${c}`),
     ),
   );
+  // Its /agent warm each replica's code up before the burst, as bench/burst.ts does.
+  const warmWs = workspace('TW0', ['CW0'], 2);
   const quietWs = Array.from({ length: QUIET_WORKSPACES }, (_, w) =>
     workspace(`TQ${w}`, [`CQ${w}`, `CQ${w}cmd`], QUIET_COMMANDS + 1),
   );
@@ -96,27 +109,21 @@ function worldOf(shape: Shape) {
         channel: ws.channels[j % CHANNELS_PER_BUSY]!,
         jobId: `job_b${w}_${j}`,
         ts: '',
+        young: shape.fresh || j % Math.round(1 / YOUNG_SHARE) === 0,
       });
   const quiet: Job[] = [];
   // In turn across the quiet workspaces: one channel's jobs finish seconds apart, so
   // Slack's pace in a channel (a post a second) is not what is measured.
   for (let j = 0; j < QUIET_JOBS; j++)
     for (const [w, ws] of quietWs.entries())
-      quiet.push({ ws, channel: ws.channels[0]!, jobId: `job_q${w}_${j}`, ts: '' });
-  return { workspaces: [...busyWs, ...quietWs], quietWs, busy, quiet };
-}
-
-interface RunFigures {
-  quietMs: number[];
-  /** Of that: the API's finish until a poll recorded it (the rest is the notifier's). */
-  quietPollMs: number[];
-  /** When the last busy job was announced, from the burst (NaN: not within the deadline). */
-  busyDoneMs: number;
-  busyAnnounced: number;
-  firstMs: number[];
-  statusMs: number[];
-  /** Each replica's RSS samples (MB) from the burst to the end. */
-  rss: number[][];
+      quiet.push({
+        ws,
+        channel: ws.channels[0]!,
+        jobId: `job_q${w}_${j}`,
+        ts: '',
+        young: true,
+      });
+  return { workspaces: [...busyWs, ...quietWs, warmWs], warmWs, quietWs, busy, quiet };
 }
 
 /** Installs every workspace (OAuth, through a first replica), connects its docs, stops. */
@@ -127,18 +134,25 @@ async function installAll(world: World, workspaces: Workspace[]): Promise<void> 
   await stopReplicas(world);
 }
 
-/** Seeds the watched jobs (fresh, due over the next poll interval), each in its project. */
+/**
+ * Seeds the watched jobs, each in its workspace's project, as a bot that has run a while
+ * leaves them: due at moments spread over their interval (young 5 s, old a minute).
+ */
 async function seed(world: World, api: ApiEmulator, jobs: Job[]) {
   const now = Date.now();
   for (const j of jobs) api.setJob(j.jobId, { status: 'active' }, j.ws.projectId);
-  const seeds: SeedJob[] = jobs.map((j) => ({
-    jobId: j.jobId,
-    teamId: j.ws.team,
-    channel: j.channel,
-    createdAt: now,
-    nextPollAt: now + Math.round(Math.random() * POLL_MS),
-    pollIntervalMs: POLL_MS,
-  }));
+  const seeds: SeedJob[] = jobs.map((j) => {
+    const age = j.young ? Math.random() * 20_000 : (10 + Math.random() * 50) * 60_000;
+    const interval = j.young ? POLL_MS : OLD_POLL_MS;
+    return {
+      jobId: j.jobId,
+      teamId: j.ws.team,
+      channel: j.channel,
+      createdAt: Math.round(now - age),
+      nextPollAt: now + Math.round(Math.random() * interval),
+      pollIntervalMs: interval,
+    };
+  });
   const threadOf = await seedJobs({ kind: 'postgres', url: world.db.url }, seeds);
   // The thread each seeded job has (seedJobs numbers them in order).
   for (const [i, j] of jobs.entries()) j.ts = `${1_700_000_000 + i}.000100`;
@@ -146,7 +160,11 @@ async function seed(world: World, api: ApiEmulator, jobs: Job[]) {
 }
 
 /** 4 `/agent` from each quiet workspace at once, then a status from each once all are acked. */
-async function quietCommands(world: World, quietWs: Workspace[], seen: Seen): Promise<[Cmd[], Cmd[]]> {
+async function quietCommands(
+  world: World,
+  quietWs: Workspace[],
+  seen: Seen,
+): Promise<[Cmd[], Cmd[]]> {
   const replica = (i: number): Replica => world.replicas[i % world.replicas.length]!;
   const send = async (r: Replica, ws: Workspace, cmd: Cmd) => {
     seen.expect(cmd);
@@ -183,8 +201,24 @@ async function quietCommands(world: World, quietWs: Workspace[], seen: Seen): Pr
   return [jobs.map((j) => j.c), statuses.map((s) => s.c)];
 }
 
+/** An `/agent` to each replica from a workspace of its own; answers once their jobs exist. */
+async function warmUp(world: World, ws: Workspace): Promise<void> {
+  const created = world.api.createdJobs().length;
+  for (const [i, r] of world.replicas.entries())
+    await command(r, {
+      team: ws.team,
+      user: ws.users[i % ws.users.length]!,
+      channel: ws.channels[0]!,
+      text: `warm up ${i}`,
+      responseUrl: world.slack.responseUrl(),
+    });
+  for (const end = Date.now() + 30_000; Date.now() < end; await sleep(50))
+    if (world.api.createdJobs().length >= created + world.replicas.length) return;
+  throw new Error('the warm-up jobs were not created in 30 s');
+}
+
 async function oneRun(shape: Shape, latency: LatencyProfile): Promise<RunFigures> {
-  const { workspaces, quietWs, busy, quiet } = worldOf(shape);
+  const { workspaces, warmWs, quietWs, busy, quiet } = worldOf(shape);
   const world = await openWorld(workspaces);
   try {
     await installAll(world, workspaces);
@@ -193,8 +227,13 @@ async function oneRun(shape: Shape, latency: LatencyProfile): Promise<RunFigures
     world.slack.useLatency(latency);
     world.api.useLatency(latency);
     await startReplicas(world, 2);
-    await sleep(WARM_MS);
-    world.api.requests.length = 0; // it keeps every request: its memory, not the bots'
+    const warmed = Date.now();
+    await warmUp(world, warmWs);
+    const probe = startProbe(world);
+    const warmFrom = await probe.begin();
+    await sleep(warmed + WARM_MS - Date.now());
+    const warm = await probe.end(warmFrom);
+    const burstFrom = await probe.begin();
     const rss = sampleRss(world);
     const seen = new Seen(world.slack);
     const burstAt = Date.now();
@@ -210,6 +249,7 @@ async function oneRun(shape: Shape, latency: LatencyProfile): Promise<RunFigures
     })();
     const commands = sleep(COMMANDS_AT_MS).then(() => quietCommands(world, quietWs, seen));
     const [[cmds, statuses]] = await Promise.all([commands, finishing]);
+    const burst = await probe.end(burstFrom);
     const landed = new Map<string, number>();
     let read = 0;
     const busyTs = new Set(busy.map((j) => j.ts));
@@ -221,7 +261,7 @@ async function oneRun(shape: Shape, latency: LatencyProfile): Promise<RunFigures
           landed.set(ts, c.at);
       }
       seen.update();
-      world.api.requests.length = 0;
+      probe.countGets();
       const answered = [...cmds, ...statuses].every((c) => seen.first.has(c.token));
       if (
         answered &&
@@ -255,109 +295,12 @@ async function oneRun(shape: Shape, latency: LatencyProfile): Promise<RunFigures
       firstMs: answerMs(cmds),
       statusMs: answerMs(statuses),
       rss: rss.stop(),
+      warm,
+      burst,
     };
   } finally {
     await closeWorld(world);
   }
-}
-
-const max = (xs: number[]) => (xs.length ? Math.max(...xs) : Number.NaN);
-const median = (xs: number[]) => percentile(xs, 50);
-
-function metrics(loaded: RunFigures[], alone: RunFigures[]): Metric[] {
-  const m = (name: string, unit: string, runs: number[], target?: string): Metric => ({
-    name,
-    unit,
-    runs,
-    ...(target ? { target } : {}),
-  });
-  const q = (rs: RunFigures[], p: number) => rs.map((r) => percentile(r.quietMs, p));
-  const ratio = (p: number) =>
-    loaded.map((r, i) => percentile(r.quietMs, p) / percentile(alone[i]!.quietMs, p));
-  const t = TARGET;
-  return [
-    m('quiet announcement p50, burst', 'ms', q(loaded, 50), `≤ ${t.announceP50} ms`),
-    m('quiet announcement p95, burst', 'ms', q(loaded, 95)),
-    m('quiet announcement p99, burst', 'ms', q(loaded, 99), `≤ ${t.announceP99} ms`),
-    m(
-      'of which until polled, p50, burst',
-      'ms',
-      loaded.map((r) => percentile(r.quietPollMs, 50)),
-    ),
-    m('quiet announcement p50, alone', 'ms', q(alone, 50)),
-    m('quiet announcement p99, alone', 'ms', q(alone, 99)),
-    m('quiet p50 burst / alone', '×', ratio(50), '≈ 1'),
-    m('quiet p99 burst / alone', '×', ratio(99), '≈ 1'),
-    m(
-      'every busy job announced',
-      's',
-      loaded.map((r) => r.busyDoneMs / 1000),
-    ),
-    m(
-      'quiet 40 /agent: first answer p50, burst',
-      'ms',
-      loaded.map((r) => median(r.firstMs)),
-      `≤ ${t.firstP50} ms`,
-    ),
-    m(
-      'quiet 40 /agent: first answer max, burst',
-      'ms',
-      loaded.map((r) => max(r.firstMs)),
-      `≤ ${t.firstMax} ms`,
-    ),
-    m(
-      'quiet 40 /agent: first answer p50, alone',
-      'ms',
-      alone.map((r) => median(r.firstMs)),
-    ),
-    m(
-      'quiet 40 /agent: first answer max, alone',
-      'ms',
-      alone.map((r) => max(r.firstMs)),
-    ),
-    m(
-      'quiet /agent status p50, burst',
-      'ms',
-      loaded.map((r) => median(r.statusMs)),
-      `≤ ${t.status} ms`,
-    ),
-    m(
-      'quiet /agent status max, burst',
-      'ms',
-      loaded.map((r) => max(r.statusMs)),
-      `≤ ${t.status} ms`,
-    ),
-    m(
-      'quiet /agent status max, alone',
-      'ms',
-      alone.map((r) => max(r.statusMs)),
-    ),
-    ...[0, 1].flatMap((i) => [
-      m(
-        `replica ${i + 1} RSS median, burst`,
-        'MB',
-        loaded.map((r) => median(r.rss[i] ?? [])),
-      ),
-      m(
-        `replica ${i + 1} RSS peak, burst`,
-        'MB',
-        loaded.map((r) => max(r.rss[i] ?? [])),
-      ),
-    ]),
-  ];
-}
-
-function logRun(i: number, runs: number, shape: Shape, r: RunFigures, a: RunFigures): void {
-  const p = (xs: number[], n: number) => percentile(xs, n).toFixed(0);
-  log(
-    `fairness run ${i + 1}/${runs}: quiet p50/p95/p99 ${p(r.quietMs, 50)}/${p(r.quietMs, 95)}/${p(r.quietMs, 99)} ms ` +
-      `under the burst (poll part ${p(r.quietPollMs, 50)}/${p(r.quietPollMs, 95)}) ` +
-      `(${r.quietMs.length} of ${QUIET_WORKSPACES * QUIET_JOBS}), ${p(a.quietMs, 50)}/${p(a.quietMs, 95)}/${p(a.quietMs, 99)} ms alone; ` +
-      `busy ${r.busyAnnounced}/${shape.workspaces * shape.jobs} announced, last at ${(r.busyDoneMs / 1000).toFixed(1)} s; ` +
-      `/agent first answer p50/max ${p(r.firstMs, 50)}/${max(r.firstMs).toFixed(0)} ms (alone ${p(a.firstMs, 50)}/${max(a.firstMs).toFixed(0)}), ` +
-      `status p50/max ${p(r.statusMs, 50)}/${max(r.statusMs).toFixed(0)} ms (alone ${p(a.statusMs, 50)}/${max(a.statusMs).toFixed(0)}); ` +
-      `RSS peak ${r.rss.map((s) => max(s).toFixed(0)).join(' / ')} MB`,
-  );
 }
 
 export async function benchFairness(o: BenchOptions): Promise<BenchResult> {
@@ -365,6 +308,7 @@ export async function benchFairness(o: BenchOptions): Promise<BenchResult> {
   const shape = {
     workspaces: argOf('workspaces', o.quick ? 10 : 50),
     jobs: argOf('jobs', o.quick ? 50 : 200),
+    fresh: process.argv.includes('--fresh'),
   };
   const runs = argOf('runs', o.quick ? 1 : 2);
   const loaded: RunFigures[] = [];
@@ -374,7 +318,7 @@ export async function benchFairness(o: BenchOptions): Promise<BenchResult> {
     const started = performance.now();
     const r = await oneRun(shape, o.latency);
     wall.push(performance.now() - started);
-    const a = await oneRun({ workspaces: 0, jobs: 0 }, o.latency);
+    const a = await oneRun({ workspaces: 0, jobs: 0, fresh: false }, o.latency);
     logRun(i, runs, shape, r, a);
     loaded.push(r);
     alone.push(a);
@@ -385,7 +329,9 @@ export async function benchFairness(o: BenchOptions): Promise<BenchResult> {
     peakRssMb: Math.max(...loaded.flatMap((r) => r.rss.map(max))),
     peakHeapMb: 0,
     notes: [
-      `${shape.workspaces} busy workspaces × ${shape.jobs} jobs (${CHANNELS_PER_BUSY} channels each) finish at once; ` +
+      `${shape.workspaces} busy workspaces × ${shape.jobs} jobs (${CHANNELS_PER_BUSY} channels each; ` +
+        `${shape.fresh ? 'all' : `${YOUNG_SHARE * 100} %`} polled every ${POLL_MS / 1000} s, ` +
+        `${shape.fresh ? 'none' : 'the rest'} every ${OLD_POLL_MS / 1000} s) finish at once; ` +
         `${QUIET_WORKSPACES} quiet workspaces' ${QUIET_WORKSPACES * QUIET_JOBS} jobs finish ${QUIET_STEP_MS} ms apart from 0.5 s after, ` +
         `and ${COMMANDS_AT_MS / 1000} s after it they send ${QUIET_WORKSPACES * QUIET_COMMANDS} /agent at once, then a status each`,
       'two replicas of `npm start` (distributed mode, PostgreSQL, the default poll settings), each workspace installed with OAuth ' +
