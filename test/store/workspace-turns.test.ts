@@ -63,6 +63,26 @@ describeEachEngine('store: workspaces in turn', (db) => {
     ).toEqual(['TQ0', 'TQ1', 'TQ2']);
   });
 
+  it('gives eight replicas claiming at once full batches of distinct jobs, every workspace served', async () => {
+    const stores = [
+      db.store,
+      ...(await Promise.all(Array.from({ length: 7 }, () => db.another()))),
+    ];
+    for (let i = 0; i < 100; i++) await job('TBUSY', i);
+    for (let i = 0; i < 5; i++) await job(`TQ${i}`, 200 + i);
+    const batches = await Promise.all(
+      stores.map((s, i) => s.claimDueJobs(1_000, 8, { owner: `r${i}`, until: 5_000 })),
+    );
+    // Each its own eight: the first rows another claimer holds are skipped, not waited for.
+    expect(batches.map((b) => b.length)).toEqual(Array(8).fill(8));
+    expect(new Set(batches.flat().map((t) => t.id)).size).toBe(64);
+    expect(
+      teamsOf(batches.flat())
+        .filter((t) => t.startsWith('TQ'))
+        .sort(),
+    ).toEqual(['TQ0', 'TQ1', 'TQ2', 'TQ3', 'TQ4']);
+  });
+
   /** `teamId`'s job, finished: its announcement in the outbox, its root behind. */
   async function finished(teamId: string, kind: 'completed' | 'notice' = 'completed') {
     const t = await job(teamId, 1, `C${teamId}${seq}`);
