@@ -52,9 +52,11 @@ export function turnOfTeam(...order: string[]) {
 }
 
 /**
- * How many of one workspace's due threads a PostgreSQL claim ranks, per thread it asks
- * for: replicas claiming at once find the first ones locked and take the next, so up to
- * this many claimers at once each get a full batch of one workspace's backlog.
+ * Replicas claiming at once that a PostgreSQL claim leaves room for: each finds the first
+ * rows locked and takes the next, so a claim ranks `limit × CLAIMERS` rows over all teams
+ * (and at least `limit` of each team's): that many claimers at once each get a full batch
+ * while the teams ranked hold enough. Fewer (one team's long backlog beside teams with one
+ * due each): a claimer may get a short batch, and the poller claims again a pass later.
  */
 const CLAIMERS = 8;
 
@@ -66,7 +68,7 @@ const CLAIMERS = 8;
  * What it reads is bounded by the batch, not by the backlog: the teams with threads of this
  * kind are walked one index probe each (`teams`), and of each team only its first due ones
  * are ranked (`limit`: no team's later ones could be in the batch; on PostgreSQL
- * `limit × CLAIMERS`, see below), from the index on (team_id, next_poll_at) for polls
+ * more, see CLAIMERS), from the index on (team_id, next_poll_at) for polls
  * (migration 0021). 10,000 due polls cost a claim what its batch does.
  *
  * PostgreSQL: rows another replica is claiming are skipped, and the lease test is repeated
@@ -118,19 +120,23 @@ function dueInTurn(e: Engine, kind: LeaseKind, now: number, limit: number) {
     select id from c order by turn, due_at, id limit ${limit})`;
   }
   // The rows are ranked in `c` (PostgreSQL locks no row of a query level with a window
-  // function), then locked in turn order, skipping the ones other replicas are claiming,
-  // until `limit` are held: replicas claiming at once each get a full batch while each
-  // team's first `limit × CLAIMERS` hold enough, as with a plain ordered SKIP LOCKED walk.
+  // function); the first of them (`w`: no more are ever walked, and so few that each is
+  // found by its key, not by a scan of the table) are locked in turn order, skipping the ones other replicas are claiming,
+  // until `limit` are held: replicas claiming at once each get a full batch while the rows
+  // ranked hold enough (CLAIMERS), as with a plain ordered SKIP LOCKED walk.
   return sql<number>`(with recursive ${teams}, c as (
       select d.id, d.due_at,
         row_number() over (partition by d.team_id order by d.due_at, d.id) as turn
       from teams cross join lateral (
         select id, team_id, ${order} as due_at from job_threads
         where team_id = teams.team_id and ${free}
-        order by ${order}, id limit ${limit * CLAIMERS}) d)
-    select j.id from job_threads j join c on c.id = j.id
+        order by ${order}, id
+        limit greatest(${limit}, ceil(${limit * CLAIMERS}::float / nullif(
+          (select count(team_id) from teams), 0)))) d),
+      w as (select id, turn, due_at from c order by turn, due_at, id limit ${limit * CLAIMERS})
+    select j.id from w join job_threads j on j.id = w.id
     where ${unleasedAs('j', kind, now)(expressionBuilder<{ j: Database['job_threads'] }, 'j'>())}
-    order by c.turn, c.due_at, c.id limit ${limit}
+    order by w.turn, w.due_at, w.id limit ${limit}
     for update of j skip locked)`;
 }
 
