@@ -57,7 +57,7 @@ export function createReporting(deps: {
   // Whose state a request's workspace reads and writes: its own in distributed mode.
   const scope = scopeFor(config.distribution !== undefined);
   const reports = keepingHeadlines(
-    createReportService({ api, store, log, maxRequests: config.visitors.maxRequests }),
+    createReportService({ api, store, log, maxRequests: config.visitors.maxRequests, scope }),
     store,
     log,
     scope,

@@ -204,10 +204,13 @@ export interface Store extends BudgetStore, WorkspaceStore {
   /** Back to the configured project; false if the channel was not bound. */
   unbindChannelProject(teamId: string, channelId: string): Promise<boolean>;
 
-  /** A stored chart point and when its counts were fetched. */
-  getVisitorPoint(rangeKey: string): Promise<(Counts & { fetchedAt: number }) | undefined>;
-  /** Stores a chart point, replacing the one kept under that key (a refresh after settling). */
-  putVisitorPoint(rangeKey: string, counts: Counts, now: number): Promise<void>;
+  /** A workspace's stored chart point and when its counts were fetched. */
+  getVisitorPoint(
+    ws: WorkspaceRef,
+    rangeKey: string,
+  ): Promise<(Counts & { fetchedAt: number }) | undefined>;
+  /** Stores a workspace's chart point, replacing the one it kept under that key (a refresh after settling). */
+  putVisitorPoint(ws: WorkspaceRef, rangeKey: string, counts: Counts, now: number): Promise<void>;
   /** Keeps the last report's headline, replacing the one before (the App Home shows it). */
   putReportHeadline(ws: WorkspaceRef, h: ReportHeadline): Promise<void>;
   lastReportHeadline(ws: WorkspaceRef): Promise<ReportHeadline | undefined>;

@@ -60,7 +60,7 @@ async function seed(store: Store, ws: { teamId: string; enterpriseId?: string },
     setAt: 1,
   });
   await store.updateWorkspaceSettings(ws, SETTINGS, 1);
-  // The bot's own state of the workspace: a cached report, the headline, a vector, a gap, a digest claim.
+  // The bot's own state of the workspace: a cached report, the headline, a vector, a gap, a digest claim, a chart point.
   await store.cacheReport(ws, 'insights:k', '{}', 1e12, 1);
   await store.putReportHeadline(ws, {
     from: '2026-11-01',
@@ -75,6 +75,7 @@ async function seed(store: Store, ws: { teamId: string; enterpriseId?: string },
   const gap = { projectId: `proj_${tag}`, key: 'k', kind: 'question', signatures: ['k'] };
   await store.addGaps(ws, [{ ...gap, title: 't', evidence: '{}', evidenceTo: '' }], 1);
   await store.claimDigest(ws, 'C1', '2026-W47', 'o', 1, 1_000);
+  await store.putVisitorPoint(ws, 'proj|2026-11-01|2026-11-02', { human: 1, ai: 0, total: 1 }, 1);
 }
 
 /** What `seed` leaves of one workspace. */
@@ -90,6 +91,7 @@ const SEEDED = {
   text_vectors: 1,
   insight_gaps: 1,
   digest_runs: 1,
+  visitor_points: 1,
 };
 const NOTHING = Object.fromEntries(FORGOTTEN_TABLES.map((t) => [t, 0]));
 
