@@ -2,19 +2,12 @@ import type { BudgetStore } from '../api/budget.ts';
 import type {
   Announcement,
   ChannelProject,
-  Counts,
-  DigestClaim,
   FollowUp,
   FollowUpState,
-  GapExpected,
-  GapSeen,
-  GapSummary,
-  InsightGap,
   JobSnapshot,
   JobThread,
   Lease,
   NewFollowUp,
-  NewGap,
   NewPendingCommand,
   NewThread,
   OutboxFilter,
@@ -22,10 +15,19 @@ import type {
   PendingCommand,
   PollRecord,
   PollSchedule,
-  ReportHeadline,
   StartRetry,
   WorkspaceRef,
 } from './records.ts';
+import type {
+  Counts,
+  DigestClaim,
+  GapExpected,
+  GapSeen,
+  GapSummary,
+  InsightGap,
+  NewGap,
+  ReportHeadline,
+} from './state-records.ts';
 import type { WorkspaceStore } from './workspace-port.ts';
 
 /**
