@@ -22,6 +22,8 @@ function open(place: Place): Kysely<Database> {
 
 export interface SeedJob {
   jobId: string;
+  /** The workspace (T0001 by default). */
+  teamId?: string;
   /** Channel spread: the notifier paces posts per channel. */
   channel: string;
   createdAt: number;
@@ -39,7 +41,7 @@ export async function seedJobs(place: Place, jobs: SeedJob[]): Promise<Map<strin
         .insertInto('job_threads')
         .values(
           jobs.slice(i, i + 500).map((j, k) => ({
-            team_id: 'T0001',
+            team_id: j.teamId ?? 'T0001',
             channel_id: j.channel,
             thread_ts: `${1_700_000_000 + i + k}.000100`,
             user_id: 'U0001',

@@ -21,6 +21,7 @@ import { LATENCY_PROFILES, type LatencyName, latencyProfile } from '../test/fake
 import { benchAck } from './ack/index.ts';
 import { benchBurst } from './burst.ts';
 import { benchColdStart } from './coldstart.ts';
+import { benchFairness } from './fairness.ts';
 import { benchFollowUp } from './followup.ts';
 import { type BenchOptions, type BenchResult, median } from './measure.ts';
 import { benchMemory } from './memory.ts';
@@ -43,6 +44,8 @@ const BENCHES: Record<string, Bench> = {
   // Runs its own list of API latencies, 0, 5, 50 and 150 ms (bench/poller.ts), in one pass.
   poller: { run: benchPoller, latencies: ['zero'], why: 'runs GETs at 0, 5, 50 and 150 ms itself' },
   notifier: { run: benchNotifier, latencies: BOTH },
+  // `--workspaces N --jobs M` (default 50 × 200): see bench/fairness.ts.
+  fairness: { run: benchFairness, latencies: BOTH },
   coldstart: { run: benchColdStart, latencies: BOTH },
   memory: { run: benchMemory, latencies: BOTH },
   'report.end-to-end': { run: benchEndToEnd, latencies: BOTH },

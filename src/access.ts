@@ -72,8 +72,19 @@ export function workspaceAccess(
 /** Everyone, everywhere: what an unset pair of lists means. */
 export const OPEN_ACCESS: Access = createAccess({ users: undefined, channels: undefined });
 
-/** What a refused person is told (only they see it). */
-export function refusalText(reason: 'user' | 'channel'): string {
+/** Whose lists refused: the deployment's (ALLOWED_USERS, …) or a workspace's own (distributed mode). */
+export type ListsOf = 'deployment' | 'workspace';
+
+/**
+ * What a refused person is told (only they see it). In distributed mode the lists are the
+ * workspace's, set from Docs Agent's App Home by its admins: the person is sent to them, not
+ * to whoever runs the deployment (whose settings the workspace cannot change).
+ */
+export function refusalText(reason: 'user' | 'channel', lists: ListsOf = 'deployment'): string {
+  if (lists === 'workspace')
+    return reason === 'user'
+      ? "Sorry, you're not on this workspace's list of people who may use me. Ask a Docs Agent admin here to add you (Docs Agent's App Home, Settings, Allowed people)."
+      : "Sorry, I'm not enabled in this conversation. Try a channel where I am, or ask a Docs Agent admin here to add this one (Docs Agent's App Home, Settings, Allowed channels).";
   return reason === 'user'
     ? "Sorry, you're not on the list of people who may use me. Ask whoever runs this bot to add you."
     : "Sorry, I'm not enabled in this conversation. Try a channel where I am, or ask whoever runs this bot to enable this one.";

@@ -22,7 +22,7 @@ describe('metrics', () => {
     expect(sampleValue(s, 'docs_agent_poll_lag_seconds_bucket', { le: '0.05' })).toBe(1);
   });
 
-  it('counts the pauses of all polling after a 429', async () => {
+  it("counts the pauses of a project's polls after a 429", async () => {
     const m = createMetrics(sources());
     expect(sampleValue(await read(m), 'docs_agent_poll_pauses_total')).toBe(0);
     m.pollsPaused(30_000);

@@ -57,6 +57,8 @@ export function startBackground(deps: {
     leaseMs: config.leaseMs,
     metrics,
     clock: { ...systemClock, now },
+    // Each workspace its share of the queues (distributed mode).
+    perWorkspace: config.distribution !== undefined,
     ...(deps.scheduler ? { scheduler: deps.scheduler } : {}),
     ...(opts.channelGapMs === undefined ? {} : { channelGapMs: opts.channelGapMs }),
     ...(opts.updateLimit === undefined ? {} : { updateLimit: opts.updateLimit }),

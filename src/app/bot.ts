@@ -115,7 +115,13 @@ function registerSlackSide(
     projectFor: (teamId, channelId) => projects.forChannel(teamId, channelId),
     ping: () => store.ping(),
     now,
-    ...(core.workspaces ? distributedDoctor(config, store) : {}),
+    ...(workspaces
+      ? distributedDoctor(config, store, workspaces, {
+          api,
+          agentFor: budgets.agentFor,
+          analyticsFor: budgets.analyticsFor,
+        })
+      : {}),
   });
   const { reports, posterFor, insights, insightsPosterFor, gapBook } = reporting;
   registerListeners(slack.app, {

@@ -1,7 +1,9 @@
 import type { App } from '@slack/bolt';
 import type { Budget } from '../api/budget.ts';
 import type { ApiClient, ApiWorkspace } from '../api/client.ts';
+import { NotConnected } from '../api/errors.ts';
 import type { Config } from '../config/config.ts';
+import type { WorkspaceDoctor } from '../doctor/wiring.ts';
 import type { Inflight } from '../inflight.ts';
 import type { Logger } from '../log.ts';
 import { readManifestScopes } from '../manifest.ts';
@@ -14,7 +16,12 @@ import type { OAuthSetup } from '../slack/oauth.ts';
 import { registerWorkspaceClaims } from '../slack/workspace-claims.ts';
 import type { Store } from '../store/types.ts';
 import type { WorkspaceSettings } from '../workspace-settings.ts';
-import { createDocsAdmin, createDocsReader, type DocsReader } from '../workspaces/docs-admin.ts';
+import {
+  createDocsAdmin,
+  createDocsReader,
+  type DocsReader,
+  isAdmin,
+} from '../workspaces/docs-admin.ts';
 import {
   createDocsKeys,
   type DocsKeys,
@@ -153,10 +160,49 @@ export function registerWorkspaceSide(
   registerUninstall(app, { uninstall: w.uninstall, inflight, log });
 }
 
-/** The doctor's distributed-mode lines: installed workspaces, and the key check. */
-export function distributedDoctor(config: Config, store: Store) {
+/** How long the doctor's live check of a workspace's key may take (the answer waits for it). */
+export const DOCTOR_KEY_CHECK_MS = 3_000;
+
+/**
+ * The doctor's distributed-mode parts: installed workspaces and the key check (the
+ * deployment's), and the asking workspace's own docs connection, key and budgets, read for
+ * that workspace alone (its key opened only for the check's one read).
+ */
+export function distributedDoctor(
+  config: Config,
+  store: Store,
+  w: Workspaces,
+  deps: {
+    api: ApiClient;
+    agentFor: (projectId: string) => Budget;
+    analyticsFor: (organisation: string) => Budget;
+  },
+): {
+  installedWorkspaces(): Promise<number>;
+  keyCheck(): Promise<string>;
+  workspace: WorkspaceDoctor;
+} {
   return {
     installedWorkspaces: async () => (await store.listInstallations()).length,
     keyCheck: () => describeKeys(store, config.workspaces.encryptionKeys),
+    workspace: async (who) => {
+      const ws = { teamId: who.teamId, enterpriseId: who.enterpriseId };
+      const state = await w.docs.state(ws);
+      const c = state.connection;
+      return {
+        isAdmin: isAdmin(state, who.userId),
+        ports: {
+          connection: async () => c && { projectId: c.projectId, connectedAt: c.connectedAt },
+          checkKey: async () => {
+            const opened = await w.keys.credentialsFor(ws);
+            if (!opened) throw new NotConnected('project.check_key');
+            await deps.api.checkKey(opened.projectId, opened.apiKey, DOCTOR_KEY_CHECK_MS);
+          },
+          agentBudget: (projectId) => deps.agentFor(projectId).status(),
+          // The organisation is named by its connected project, as the client counts it.
+          analyticsBudget: (projectId) => deps.analyticsFor(projectId).status(),
+        },
+      };
+    },
   };
 }

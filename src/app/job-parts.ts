@@ -131,12 +131,14 @@ function startJobs(b: Build, chat: JobChat, projects: Projects) {
       starts: opts.work ?? { ...DEFAULT_LANES.starts, concurrency: config.startConcurrency },
     },
   });
-  // One per-channel pacer for the notifier's posts and the roots of job starts.
+  // One per-channel pacer for the notifier's posts and the roots of job starts; in
+  // distributed mode each workspace's token has its own limits, and workspaces take turns.
   const scheduler = createNotifierScheduler({
     log,
     clock: { ...systemClock, now },
     channelGapMs: opts.channelGapMs,
     updateLimit: opts.updateLimit,
+    perWorkspace: config.distribution !== undefined,
   });
   const loopDeps = { config, opts, log, teardown, chat, owner, now, liveness };
   const wake = startBackground({ ...loopDeps, api, metrics, scheduler });

@@ -92,7 +92,7 @@ function countersIn(registers: Registry[]) {
     }),
     pollPauses: new Counter({
       name: 'docs_agent_poll_pauses_total',
-      help: 'Times the Mintlify API answered a poll 429 and all polling paused until its Retry-After',
+      help: "Times the Mintlify API answered a poll 429 and the project's polls paused until its Retry-After",
       registers,
     }),
     announcements: new Counter({

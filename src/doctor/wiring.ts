@@ -8,6 +8,7 @@ import { readManifestScopes } from '../manifest.ts';
 import { escapeMrkdwn } from '../mrkdwn.ts';
 import {
   allPassed,
+  type Check,
   type DoctorPorts,
   describeMode,
   formatChecks,
@@ -16,6 +17,7 @@ import {
 } from './checks.ts';
 import type { EmbeddingsProbe } from './embeddings.ts';
 import { slackDoctorProbe } from './probe.ts';
+import { type WorkspaceDoctorPorts, workspaceChecks } from './workspace.ts';
 
 /**
  * The doctor's ports from the configuration, for `npm run doctor` and `/agent doctor` alike;
@@ -172,9 +174,20 @@ export function probeOncePer(o: {
 /** Who asked for the doctor, and where. */
 export interface DoctorAsker {
   teamId: string;
+  /** The team's Enterprise Grid org, when it has one (distributed mode finds its docs by it). */
+  enterpriseId?: string | undefined;
   channelId: string;
   userId: string;
 }
+
+/**
+ * Distributed mode: the doctor's part for the asking workspace (./workspace.ts), its ports
+ * bound to that workspace alone, and whether the asker is one of its Docs Agent admins
+ * (whoever installed it, or someone on its admin list).
+ */
+export type WorkspaceDoctor = (
+  who: DoctorAsker,
+) => Promise<{ ports: WorkspaceDoctorPorts; isAdmin: boolean }>;
 
 export interface DoctorAnswer {
   text: string;
@@ -190,6 +203,8 @@ export type SlackDoctor = (who: DoctorAsker) => Promise<DoctorAnswer>;
  * answer for the person asking. The API check reads the project of the conversation it was
  * asked in (`/agent project`), through `probeOncePer`. The full report names hosts, paths and
  * the workspace: only people in ADMIN_USERS get it; anyone else gets one health line.
+ * In distributed mode (`workspace` given) the asking workspace's own lines come too, and its
+ * Docs Agent admins get those (with the deployment's checks counted, not shown).
  */
 export function slackDoctor(o: {
   config: Config;
@@ -200,6 +215,8 @@ export function slackDoctor(o: {
   /** Distributed mode: the installed workspaces' count and the key check. */
   installedWorkspaces?: () => Promise<number>;
   keyCheck?: () => Promise<string>;
+  /** Distributed mode: the asking workspace's docs connection, key and budgets. */
+  workspace?: WorkspaceDoctor;
 }): SlackDoctor {
   const admins = new Set(o.config.adminUsers);
   const probe = probeOncePer({
@@ -211,34 +228,81 @@ export function slackDoctor(o: {
     await o.ping();
     return 'answers; schema migrated to the latest version at start';
   };
-  return async (who) => {
-    const projectId = await o.projectFor(who.teamId, who.channelId);
-    const checkApi = () => probe(projectId);
-    const ports = doctorPorts({
+  const portsFor = (projectId: string | undefined) =>
+    doctorPorts({
       config: o.config,
-      checkApi,
+      checkApi: () => (projectId ? probe(projectId) : Promise.reject(new Error('no project'))),
       database,
-      projectId,
+      ...(projectId ? { projectId } : {}),
       ...(o.installedWorkspaces ? { installedWorkspaces: o.installedWorkspaces } : {}),
       ...(o.keyCheck ? { keyCheck: o.keyCheck } : {}),
     });
+  /** The report's lines, each fit for Slack and with no secret of the configuration. */
+  const shown = (checks: Check[]) =>
+    redactSecrets(formatChecks(checks), configSecrets(o.config)).map(escapeMrkdwn);
+  const verdict = (checks: Check[], where: string) =>
+    allPassed(checks)
+      ? 'All checks passed.'
+      : `Some checks failed: each ✗ line says how to fix it${where}.`;
+  const serverNote = ' (`npm run doctor` runs the same checks on the server)';
+
+  async function single(who: DoctorAsker): Promise<DoctorAnswer> {
+    const ports = portsFor(await o.projectFor(who.teamId, who.channelId));
     const checks = await runDoctor(ports);
     const failed = checks.filter((c) => !c.ok).length;
     if (!admins.has(who.userId))
       return { text: healthLine(failed, admins.size > 0), full: false, failed };
-    const lines = redactSecrets(formatChecks(checks), configSecrets(o.config)).map(escapeMrkdwn);
-    const verdict = allPassed(checks)
-      ? 'All checks passed.'
-      : 'Some checks failed: each ✗ line says how to fix it (`npm run doctor` runs the same checks on the server).';
     const mode = escapeMrkdwn(await describeMode(ports));
-    return { text: ['*Doctor*', mode, ...lines, verdict].join('\n'), full: true, failed };
-  };
+    const text = ['*Doctor*', mode, ...shown(checks), verdict(checks, serverNote)].join('\n');
+    return { text, full: true, failed };
+  }
+
+  /** The deployment's checks and the asking workspace's; each reader sees what is theirs. */
+  async function distributed(who: DoctorAsker, workspace: WorkspaceDoctor): Promise<DoctorAnswer> {
+    const ports = portsFor(undefined);
+    const ws = await workspace(who);
+    const [deployment, own] = await Promise.all([runDoctor(ports), workspaceChecks(ws.ports)]);
+    const all = [...deployment, ...own];
+    const failed = all.filter((c) => !c.ok).length;
+    if (admins.has(who.userId)) {
+      const mode = escapeMrkdwn(await describeMode(ports));
+      const lines = [...shown(deployment), '*This workspace*', ...shown(own)];
+      return {
+        text: ['*Doctor*', mode, ...lines, verdict(all, serverNote)].join('\n'),
+        full: true,
+        failed,
+      };
+    }
+    if (!ws.isAdmin) return { text: healthLine(failed, true, 'workspace'), full: false, failed };
+    const text = [
+      '*Doctor* (this workspace)',
+      ...shown(own),
+      deploymentLine(deployment),
+      verdict(own, ''),
+    ].join('\n');
+    return { text, full: true, failed };
+  }
+
+  return (who) => (o.workspace ? distributed(who, o.workspace) : single(who));
+}
+
+/** What a workspace admin is told of the deployment's checks: how many passed, not what. */
+function deploymentLine(checks: Check[]): string {
+  const bad = checks.filter((c) => !c.ok).length;
+  if (bad === 0) return `✓ Docs Agent itself: all ${checks.length} of its checks passed`;
+  return `✗ Docs Agent itself: ${bad} of its ${checks.length} checks failed. Fix: not yours to fix here; whoever runs Docs Agent sees which with \`npm run doctor\``;
 }
 
 /** What someone not in ADMIN_USERS is told: how many checks failed, and nothing of the setup. */
-function healthLine(failed: number, adminsSet: boolean): string {
+function healthLine(
+  failed: number,
+  adminsSet: boolean,
+  who: 'deployment' | 'workspace' = 'deployment',
+): string {
   if (failed === 0) return '✓ All checks passed.';
   const what = `✗ ${failed} check${failed === 1 ? '' : 's'} failed`;
+  if (who === 'workspace')
+    return `${what} — ask a Docs Agent admin of this workspace (whoever installed it, or someone on its admin list) to run \`/agent doctor\` for the details.`;
   return adminsSet
     ? `${what} — ask an admin to run \`/agent doctor\` for the details.`
     : `${what} — whoever runs the bot can see which with \`npm run doctor\`.`;

@@ -4,6 +4,7 @@ import {
   type Clock,
   channelPace,
   methodPauses,
+  type TokenBucket,
   tokenBucket,
 } from './rate-limits.ts';
 
@@ -13,6 +14,8 @@ export type NotifierMethod = 'chat.postMessage' | 'chat.update';
 export interface Task {
   method: NotifierMethod;
   channelId: string;
+  /** The workspace whose token makes the call: whose limits and share it spends. */
+  teamId: string;
   /** An answer to a person: it goes before everything else of its method. */
   urgent: boolean;
   /**
@@ -28,24 +31,34 @@ export interface SchedulerOptions {
   clock: Clock;
   /** Least time between the starts of two posts in one channel. */
   postGapMs: number;
-  /** The workspace's budget for chat.update. */
+  /** A workspace's budget for chat.update. */
   updates: BucketLimit;
   /** Calls in flight at once, over every channel. */
   maxInFlight: number;
+  /**
+   * Each workspace calls Slack with its own token (distributed mode), so each has its own
+   * limits (Tier 3 for edits, 429 pauses) and takes turns with the others, holding at most
+   * `workspaceShare` of the calls in flight. Off (one workspace, one token): one set of
+   * limits and no share, whatever team a task names.
+   */
+  perWorkspace?: { workspaceShare: number };
   log: Logger;
 }
 
 export interface Scheduler {
   add(task: Task): void;
-  /** A 429 said to wait: no call of `method` starts for `ms`; other methods go on. */
-  pause(method: NotifierMethod, ms: number): void;
+  /**
+   * A 429 said to wait: no call of `method` with `teamId`'s token starts for `ms`; other
+   * methods, and other workspaces, go on.
+   */
+  pause(method: NotifierMethod, ms: number, teamId: string): void;
   /**
    * A 429 on a post said to wait: chat.postMessage's limit is per channel, so no post in
    * `channelId` starts for `ms`; other channels go on.
    */
   pauseChannel(channelId: string, ms: number): void;
-  /** About how long a post added to `channelId` now would wait for its turn (0: none). */
-  waitFor(channelId: string): number;
+  /** About how long a post added to `channelId` (of `teamId`) now would wait for its turn (0: none). */
+  waitFor(channelId: string, teamId: string): number;
   /** Starts nothing more and waits for the calls in flight; what was queued is dropped. */
   stop(): Promise<void>;
 }
@@ -68,32 +81,69 @@ function lanes() {
 }
 type Lanes = ReturnType<typeof lanes>;
 
+/** A workspace's waiting work: its channels' posts, in the order they take turns, and its edits. */
+interface Workspace {
+  posts: Map<string, Lanes>;
+  updates: Lanes;
+  bucket: TokenBucket;
+}
+
+/** Moves `key` to the end of `map`'s order (its next turn after the others'), or drops it. */
+function takeTurn<V>(map: Map<string, V>, key: string, keep: boolean): void {
+  const v = map.get(key);
+  map.delete(key);
+  if (keep && v !== undefined) map.set(key, v);
+}
+
 /**
  * Runs the notifier's calls as soon as Slack's limits allow, and no sooner: each channel's
  * posts in turn at the channel's pace, one in flight per channel, so that a channel with a
  * backlog or a slow call holds up no other; updates within the workspace's budget; a method
  * paused by a 429 waits while the other goes on. Urgent work goes first in its queue.
+ * Workspaces (distributed mode) take turns: each one's next call, then each one's next, a
+ * workspace holding at most its share of the calls in flight, and each with its own budget
+ * and pauses, so that one workspace's burst or 429 holds up no other's.
  */
 export function createScheduler(o: SchedulerOptions): Scheduler {
   const now = () => o.clock.now();
-  const bucket = tokenBucket(o.updates, now);
   const reserve = Math.min(URGENT_RESERVE, o.updates.burst - 1);
+  const share = o.perWorkspace?.workspaceShare ?? o.maxInFlight;
+  const keyOf = (teamId: string) => (o.perWorkspace ? teamId : '');
+  /** 429 pauses, per workspace and method. */
   const pauses = methodPauses(now);
+  const paused = (ws: string, method: NotifierMethod) => pauses.until(`${ws}\u0000${method}`);
   /** The same bookkeeping, keyed by channel: a post's 429 pauses its channel only. */
   const channelPauses = methodPauses(now);
   const pace = channelPace(o.postGapMs, now);
-  /** Channels with posts waiting, in the order they take turns. */
-  const posts = new Map<string, Lanes>();
+  /** Workspaces with work waiting, in the order they take turns. */
+  const waiting = new Map<string, Workspace>();
+  /** Each workspace's update budget, kept while it has none waiting (it refills meanwhile). */
+  const buckets = new Map<string, TokenBucket>();
+  /** Calls in flight, per workspace. */
+  const calling = new Map<string, number>();
   /** Channels with a post in flight. */
   const posting = new Set<string>();
-  const updates = lanes();
   const running = new Set<Promise<void>>();
   let timer: { handle: unknown; at: number } | undefined;
   let soon = false;
   let stopped = false;
 
+  const workspace = (ws: string): Workspace => {
+    let w = waiting.get(ws);
+    if (!w) {
+      let bucket = buckets.get(ws);
+      if (!bucket) buckets.set(ws, (bucket = tokenBucket(o.updates, now)));
+      w = { posts: new Map(), updates: lanes(), bucket };
+      waiting.set(ws, w);
+    }
+    return w;
+  };
+  const hasWork = (w: Workspace) => w.posts.size > 0 || w.updates.size > 0;
+  const full = () => running.size >= o.maxInFlight;
+
   /** Runs `task`; `giveBack` returns its slot if it made no call. */
-  function start(task: Task, giveBack: () => void, after: () => void = () => {}): void {
+  function start(ws: string, task: Task, giveBack: () => void, after: () => void = () => {}) {
+    calling.set(ws, (calling.get(ws) ?? 0) + 1);
     const done: Promise<void> = (async () => task.run())()
       .then(
         (called) => {
@@ -103,42 +153,76 @@ export function createScheduler(o: SchedulerOptions): Scheduler {
       )
       .finally(() => {
         running.delete(done);
+        const n = (calling.get(ws) ?? 1) - 1;
+        if (n > 0) calling.set(ws, n);
+        else calling.delete(ws);
         after();
         dispatchSoon();
       });
     running.add(done);
   }
 
-  /** Starts updates while the budget lasts; returns when the next one may go, if one waits. */
-  function startUpdates(): number {
-    while (running.size < o.maxInFlight && updates.size > 0) {
-      const paused = pauses.until('chat.update');
-      if (paused) return paused;
-      const keep = updates.peek()?.urgent ? 0 : reserve;
-      if (!bucket.take(keep)) return bucket.readyAt(keep);
-      start(updates.shift()!, () => bucket.refund());
-    }
-    return Infinity;
+  /**
+   * Starts `ws`'s next update if its budget and pauses allow: true if it started one, else
+   * when one may go (Infinity: none waits).
+   */
+  function startUpdate(ws: string, w: Workspace): true | number {
+    if (w.updates.size === 0) return Infinity;
+    const until = paused(ws, 'chat.update');
+    if (until) return until;
+    const keep = w.updates.peek()?.urgent ? 0 : reserve;
+    if (!w.bucket.take(keep)) return w.bucket.readyAt(keep);
+    start(ws, w.updates.shift()!, () => w.bucket.refund());
+    return true;
   }
 
-  /** Starts the next post of every channel whose pace allows; returns the next such time. */
-  function startPosts(): number {
-    const paused = pauses.until('chat.postMessage');
-    if (paused) return posts.size > 0 ? paused : Infinity;
+  /** Starts the next post of `ws`'s first channel whose pace allows: as `startUpdate`. */
+  function startPost(ws: string, w: Workspace): true | number {
+    if (w.posts.size === 0) return Infinity;
+    const until = paused(ws, 'chat.postMessage');
+    if (until) return until;
     let next = Infinity;
-    for (const [channel, queue] of [...posts]) {
-      if (running.size >= o.maxInFlight) break; // a call ending dispatches again
-      if (posting.has(channel)) continue; // likewise
+    for (const [channel, queue] of w.posts) {
+      if (posting.has(channel)) continue; // a call ending dispatches again
       const ready = Math.max(pace.readyAt(channel), channelPauses.until(channel));
       if (ready > now()) {
         next = Math.min(next, ready);
         continue;
       }
       const task = queue.shift()!;
-      posts.delete(channel);
-      if (queue.size > 0) posts.set(channel, queue); // its next turn comes after the others'
+      takeTurn(w.posts, channel, queue.size > 0); // its next turn comes after the others'
       posting.add(channel);
-      start(task, pace.started(channel), () => posting.delete(channel));
+      start(ws, task, pace.started(channel), () => posting.delete(channel));
+      return true;
+    }
+    return next;
+  }
+
+  /**
+   * Starts calls in rounds: in each, every workspace under its share starts its next
+   * update, then its next post (updates waiting for an answer to a person go first), and
+   * takes its next turn after the others'. Returns when the next call may go, if one waits.
+   */
+  function startCalls(): number {
+    let next = Infinity;
+    for (let started = true; started && !full(); ) {
+      started = false;
+      const order = [...waiting].sort(
+        ([, a], [, b]) => Number(!a.updates.peek()?.urgent) - Number(!b.updates.peek()?.urgent),
+      );
+      for (const [ws, w] of order) {
+        if (full()) break;
+        if ((calling.get(ws) ?? 0) >= share) continue; // a call of its own ending dispatches
+        let took = false;
+        for (const step of [startUpdate, startPost]) {
+          if (full() || (calling.get(ws) ?? 0) >= share) break;
+          const r = step(ws, w);
+          if (r === true) took = true;
+          else next = Math.min(next, r);
+        }
+        if (took) started = true;
+        takeTurn(waiting, ws, hasWork(w));
+      }
     }
     return next;
   }
@@ -147,7 +231,7 @@ export function createScheduler(o: SchedulerOptions): Scheduler {
     soon = false;
     if (stopped) return;
     pace.prune();
-    const at = Math.min(startUpdates(), startPosts());
+    const at = startCalls();
     if (at === Infinity || (timer && timer.at <= at)) return;
     if (timer) o.clock.clearTimeout(timer.handle);
     const handle = o.clock.setTimeout(
@@ -173,40 +257,44 @@ export function createScheduler(o: SchedulerOptions): Scheduler {
         task.dropped?.();
         return;
       }
-      if (task.method === 'chat.update') updates.push(task);
+      const w = workspace(keyOf(task.teamId));
+      if (task.method === 'chat.update') w.updates.push(task);
       else {
-        const queue = posts.get(task.channelId) ?? lanes();
+        const queue = w.posts.get(task.channelId) ?? lanes();
         queue.push(task);
-        posts.set(task.channelId, queue);
+        w.posts.set(task.channelId, queue);
       }
       dispatchSoon();
     },
-    pause(method, ms) {
-      pauses.pause(method, ms);
+    pause(method, ms, teamId) {
+      pauses.pause(`${keyOf(teamId)}\u0000${method}`, ms);
       dispatchSoon();
     },
     pauseChannel(channelId, ms) {
       channelPauses.pause(channelId, ms);
       dispatchSoon();
     },
-    waitFor(channelId) {
+    waitFor(channelId, teamId) {
       const t = now();
+      const ws = keyOf(teamId);
       const free = Math.max(
         pace.readyAt(channelId),
         channelPauses.until(channelId),
-        pauses.until('chat.postMessage'),
+        paused(ws, 'chat.postMessage'),
         t,
       );
       // Each post queued there goes first, a gap apart.
-      return free - t + (posts.get(channelId)?.size ?? 0) * o.postGapMs;
+      return free - t + (waiting.get(ws)?.posts.get(channelId)?.size ?? 0) * o.postGapMs;
     },
     async stop() {
       stopped = true;
       if (timer) o.clock.clearTimeout(timer.handle);
       timer = undefined;
-      for (const queue of posts.values()) while (queue.size > 0) queue.shift()?.dropped?.();
-      posts.clear();
-      while (updates.size > 0) updates.shift()?.dropped?.();
+      for (const w of waiting.values()) {
+        for (const queue of w.posts.values()) while (queue.size > 0) queue.shift()?.dropped?.();
+        while (w.updates.size > 0) w.updates.shift()?.dropped?.();
+      }
+      waiting.clear();
       await Promise.all(running);
     },
   };

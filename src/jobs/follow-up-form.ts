@@ -1,4 +1,4 @@
-import type { Access, AccessWorkspace } from '../access.ts';
+import type { Access, AccessWorkspace, ListsOf } from '../access.ts';
 import type { Logger } from '../log.ts';
 import type { JobThread, Store } from '../store/types.ts';
 import type { FollowUpOutcome } from './ports.ts';
@@ -35,7 +35,9 @@ export function takesFollowUps(t: Pick<JobThread, 'jobId' | 'status'>): boolean 
 }
 
 /** Why a submission was not recorded: a message for the form, or who may not use the job. */
-export type FormRefusal = { error: string } | { refused: 'user' | 'channel'; channelId: string };
+export type FormRefusal =
+  | { error: string }
+  | { refused: 'user' | 'channel'; channelId: string; lists: ListsOf };
 
 /** A form's follow-up is keyed by its view, as a reply is by its message. */
 export const formKey = (viewId: string) => `view:${viewId}`;
@@ -100,7 +102,10 @@ export function createFollowUpForm(deps: {
     }
     const access = deps.accessOf ? await deps.accessOf(docsWorkspaceOf(thread)) : deps.access;
     const verdict = access.check(s.userId, thread.channelId);
-    if (!verdict.ok) return { refused: verdict.reason, channelId: thread.channelId };
+    if (!verdict.ok) {
+      const lists = deps.accessOf ? 'workspace' : 'deployment';
+      return { refused: verdict.reason, channelId: thread.channelId, lists };
+    }
     if (!takesFollowUps(thread))
       return { error: 'This job cannot take a follow-up any more. Start a new one with /agent.' };
     const key = formKey(s.viewId);

@@ -16,9 +16,14 @@ export interface SendContext {
   /**
    * Slack said "later" (`delay` ms): the item is put off that long, and a 429 pauses what
    * Slack limits: posts in `channelId` (chat.postMessage is limited per channel), or every
-   * call of the method (null: a call the scheduler does not pace).
+   * call of the method with the workspace's token (null: a call the scheduler does not pace).
    */
-  later(err: unknown, method: NotifierMethod | null, delay: number, channelId?: string): void;
+  later(
+    err: unknown,
+    method: NotifierMethod | null,
+    delay: number,
+    where: { teamId: string; channelId?: string },
+  ): void;
 }
 
 const MAX_RETRY_MS = 5 * 60_000;
@@ -66,7 +71,7 @@ export async function announce(c: SendContext, item: OutboxItem): Promise<boolea
     if (retryable) {
       const why = String((err as Error).message);
       await fenced(store.markAnnouncementRetry(item.id, attempt, now() + delay, why));
-      c.later(err, calling, delay, item.channelId);
+      c.later(err, calling, delay, { teamId: item.teamId, channelId: item.channelId });
       metrics.announcement('retried');
       log.warn({ ...ids, err, retryInMs: delay }, 'announce.deferred');
     } else if (isNotInstalled(err)) {
@@ -111,7 +116,7 @@ export async function showRoot(c: SendContext, threadId: number): Promise<boolea
       const delay = err.retryAfterMs ?? 5_000;
       // Keeping the lease until then is the back-off: no replica asks sooner.
       await store.deferRootUpdate(thread.id, c.owner, now() + delay);
-      c.later(err, 'chat.update', delay);
+      c.later(err, 'chat.update', delay, { teamId: thread.teamId });
       log.warn({ err, threadId: thread.id }, 'root.update_deferred');
     } else {
       // The message is gone or the channel closed: retrying cannot help.

@@ -29,6 +29,11 @@ export interface NotifierDeps {
    * src/jobs/root-pacer.ts); one of its own otherwise. Stopped with the notifier.
    */
   scheduler?: Scheduler;
+  /**
+   * Distributed mode: each workspace posts with its own token, within its own limits, and
+   * takes turns with the others for the queues and the calls in flight (its share of them).
+   */
+  perWorkspace?: boolean;
 }
 
 /** Announcements fetched in one go; answers to people are fetched apart, first. */
@@ -42,6 +47,17 @@ const ROOT_QUEUE = 50;
 /** A queue at its bound lasts at least this long: when to top it up. */
 const REFILL_MS = 1_000;
 const MAX_IN_FLIGHT = 16;
+/**
+ * Distributed mode: what one workspace may hold of the calls in flight, and of the queues
+ * (a share of the posts; a minute of its own Tier 3 of edits, with every workspace's edits
+ * queued up to ROOT_QUEUE_ALL), so that the others always find room.
+ */
+const WORKSPACE_SHARE = 12;
+const WORKSPACE_POSTS = 200;
+/** Posts and edits a workspace may queue beyond a full queue (distributed mode): see fetchPosts. */
+const WORKSPACE_FLOOR = 20;
+const ROOT_FLOOR = 5;
+const ROOT_QUEUE_ALL = 1_000;
 
 /**
  * The notifier's per-channel pacer: posts a gap apart per channel (Slack allows about one a
@@ -53,12 +69,15 @@ export function createNotifierScheduler(o: {
   clock?: Clock;
   channelGapMs?: number | undefined;
   updateLimit?: BucketLimit | undefined;
+  /** Distributed mode: each workspace its own limits and a share of the calls in flight. */
+  perWorkspace?: boolean | undefined;
 }): Scheduler {
   return createScheduler({
     clock: o.clock ?? systemClock,
     postGapMs: o.channelGapMs ?? 1_000,
     updates: o.updateLimit ?? TIER_3,
     maxInFlight: MAX_IN_FLIGHT,
+    ...(o.perWorkspace ? { perWorkspace: { workspaceShare: WORKSPACE_SHARE } } : {}),
     log: o.log.child({ component: 'notifier' }),
   });
 }
@@ -72,13 +91,26 @@ type More = 'none' | 'now' | 'later';
  */
 const answersRequest = (t: JobThread) => t.rootShownVersion === 1 || t.status === 'start_failed';
 
+/** How many times each key comes up. */
+function counts(keys: Iterable<string>): Map<string, number> {
+  const n = new Map<string, number>();
+  for (const k of keys) n.set(k, (n.get(k) ?? 0) + 1);
+  return n;
+}
+
+/** The keys counted `at` times or more. */
+const atLeast = (n: Map<string, number>, at: number) =>
+  [...n].filter(([, c]) => c >= at).map(([k]) => k);
+
 /**
  * Turns recorded state into Slack messages: posts the outbox's announcements and brings root
  * messages up to date. A loop fetches what is due into per-channel queues (never an item
  * already queued) and a scheduler sends it as Slack's limits allow, channels in parallel;
  * answers to people go first. Each item is leased only as it is sent, so a queued one is
  * never held from another replica. An announcement attempted before (a crash or a failed
- * call mid-post) is posted again only if the thread does not already hold it.
+ * call mid-post) is posted again only if the thread does not already hold it. In distributed
+ * mode workspaces take turns in what is fetched (the store lists them in turn) and each holds
+ * a share of the queues at most, so one workspace's burst delays no other's announcements.
  */
 export function startNotifier(deps: NotifierDeps): Loop {
   const { store, chat, clock = systemClock } = deps;
@@ -92,28 +124,32 @@ export function startNotifier(deps: NotifierDeps): Loop {
       clock,
       channelGapMs: deps.channelGapMs,
       updateLimit: deps.updateLimit,
+      perWorkspace: deps.perWorkspace,
     });
-  /** Queued or in flight: announcement id → channel, and thread ids of root edits. */
-  const queuedPosts = new Map<number, string>();
-  const queuedRoots = new Set<number>();
+  const postShare = deps.perWorkspace ? WORKSPACE_POSTS : POST_QUEUE;
+  const rootShare = ROOT_QUEUE;
+  const rootQueue = deps.perWorkspace ? ROOT_QUEUE_ALL : ROOT_QUEUE;
+  /** Queued or in flight: announcement id → where, and root edits' thread id → team. */
+  const queuedPosts = new Map<number, { channelId: string; teamId: string }>();
+  const queuedRoots = new Map<number, string>();
   /** When the soonest retry this process put off falls due. */
   let retryAt: number | null = null;
 
   /**
    * Slack said "later" for `delay`; a 429 also pauses what it limits that long: a post's
-   * channel (chat.postMessage is limited per channel), or every edit (chat.update, per
-   * workspace).
+   * channel (chat.postMessage is limited per channel), or the workspace's edits (chat.update,
+   * per workspace: another workspace's token has limits of its own).
    */
   function later(
     err: unknown,
     method: NotifierMethod | null,
     delay: number,
-    channelId?: string,
+    where: { teamId: string; channelId?: string },
   ): void {
     if (method && err instanceof ChatError && err.retryAfterMs !== undefined) {
-      if (method === 'chat.postMessage' && channelId)
-        scheduler.pauseChannel(channelId, err.retryAfterMs);
-      else scheduler.pause(method, err.retryAfterMs);
+      if (method === 'chat.postMessage' && where.channelId)
+        scheduler.pauseChannel(where.channelId, err.retryAfterMs);
+      else scheduler.pause(method, err.retryAfterMs, where.teamId);
     }
     retryAt = Math.min(retryAt ?? Infinity, now() + delay);
     loop.kick(); // so that its sleep ends by then
@@ -122,10 +158,11 @@ export function startNotifier(deps: NotifierDeps): Loop {
 
   function queuePost(item: OutboxItem): void {
     if (queuedPosts.has(item.id)) return;
-    queuedPosts.set(item.id, item.channelId);
+    queuedPosts.set(item.id, { channelId: item.channelId, teamId: item.teamId });
     scheduler.add({
       method: 'chat.postMessage',
       channelId: item.channelId,
+      teamId: item.teamId,
       urgent: item.announcement.kind === 'notice',
       run: () => announce(sends, item).finally(() => queuedPosts.delete(item.id)),
     });
@@ -133,10 +170,11 @@ export function startNotifier(deps: NotifierDeps): Loop {
 
   function queueRoot(t: JobThread, urgent: boolean): void {
     if (queuedRoots.has(t.id)) return;
-    queuedRoots.add(t.id);
+    queuedRoots.set(t.id, t.teamId);
     scheduler.add({
       method: 'chat.update',
       channelId: t.channelId,
+      teamId: t.teamId,
       urgent,
       run: async () => {
         let edited = false;
@@ -161,22 +199,33 @@ export function startNotifier(deps: NotifierDeps): Loop {
       skipIds: [...queuedPosts.keys()],
     });
     for (const item of urgent) queuePost(item);
-    const perChannel = new Map<string, number>();
-    for (const c of queuedPosts.values()) perChannel.set(c, (perChannel.get(c) ?? 0) + 1);
-    const full = [...perChannel].filter(([, n]) => n >= CHANNEL_QUEUE).map(([c]) => c);
-    const limit = Math.min(BATCH, POST_QUEUE - queuedPosts.size);
-    if (limit <= 0) return 'later';
-    // A channel with a backlog is left out once its queue is full: it cannot take others' turn.
+    const perChannel = counts([...queuedPosts.values()].map((q) => q.channelId));
+    const perTeam = counts([...queuedPosts.values()].map((q) => q.teamId));
+    const full = atLeast(perChannel, CHANNEL_QUEUE);
+    // Distributed mode: a full queue still takes the posts of workspaces holding fewer than
+    // WORKSPACE_FLOOR, so that a workspace's first posts never wait for the others' backlog
+    // to drain (the queue then holds at most that many more per workspace).
+    const room = POST_QUEUE - queuedPosts.size;
+    const floor = room <= 0 && deps.perWorkspace === true;
+    if (room <= 0 && !floor) return 'later';
+    const share = floor ? WORKSPACE_FLOOR : postShare;
+    const fullTeams = atLeast(perTeam, share);
+    const limit = floor ? BATCH : Math.min(BATCH, room);
+    // A channel with a backlog is left out once its queue is full, and a workspace once it
+    // holds its share: neither can take the others' turn.
     const items = await store.pendingAnnouncements(now(), limit, {
       skipIds: [...queuedPosts.keys()],
       skipChannels: full,
+      skipTeams: fullTeams,
     });
-    let capped = full.length > 0;
+    let capped = floor || full.length > 0 || fullTeams.length > 0;
     for (const item of items) {
       const n = perChannel.get(item.channelId) ?? 0;
-      if (n >= CHANNEL_QUEUE && item.announcement.kind !== 'notice') capped = true;
+      const m = perTeam.get(item.teamId) ?? 0;
+      if ((n >= CHANNEL_QUEUE || m >= share) && item.announcement.kind !== 'notice') capped = true;
       else {
         perChannel.set(item.channelId, n + 1);
+        perTeam.set(item.teamId, m + 1);
         queuePost(item);
       }
     }
@@ -186,14 +235,31 @@ export function startNotifier(deps: NotifierDeps): Loop {
 
   /** Queues due root edits: answers to people always, the rest while there is room. */
   async function fetchRoots(): Promise<More> {
-    const room = ROOT_QUEUE - queuedRoots.size;
-    const limit = Math.max(room, URGENT_BATCH);
-    const threads = await store.pendingRootUpdates(now(), limit, [...queuedRoots]);
-    let capped = false;
+    const room = rootQueue - queuedRoots.size;
+    const limit = Math.min(Math.max(room, URGENT_BATCH), BATCH);
+    const perTeam = counts([...queuedRoots.values()]);
+    // Distributed mode: a workspace holding a minute of its edits is left out (its own Tier 3
+    // budget, not the queue, holds it back), and a full queue still takes the edits of
+    // workspaces holding fewer than ROOT_FLOOR (as fetchPosts does for posts).
+    const floor = room <= 0 && rootQueue > rootShare;
+    const share = floor ? ROOT_FLOOR : rootShare;
+    const fullTeams = rootQueue > rootShare ? atLeast(perTeam, share) : [];
+    const threads = await store.pendingRootUpdates(
+      now(),
+      limit,
+      [...queuedRoots.keys()],
+      fullTeams,
+    );
+    let capped = floor || fullTeams.length > 0;
     for (const t of threads) {
       const urgent = answersRequest(t);
-      if (urgent || queuedRoots.size < ROOT_QUEUE) queueRoot(t, urgent);
-      else capped = true;
+      const n = perTeam.get(t.teamId) ?? 0;
+      const fits =
+        (floor || queuedRoots.size < rootQueue) && (rootQueue === rootShare || n < share);
+      if (urgent || fits) {
+        perTeam.set(t.teamId, n + 1);
+        queueRoot(t, urgent);
+      } else capped = true;
     }
     if (capped) return 'later';
     return threads.length === limit ? 'now' : 'none';

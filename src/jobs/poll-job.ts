@@ -29,8 +29,8 @@ export interface JobPollDeps {
   record: (p: PollRecord) => Promise<boolean>;
   /** Aborted on stop: a poll cut short records nothing and is polled after the restart. */
   stopping: AbortSignal;
-  /** The service answered 429: every poll of this process waits; answers until when. */
-  rateLimited: (err: RateLimited, jobId: string) => number;
+  /** The service answered 429: the polls of the thread's project wait; answers until when. */
+  rateLimited: (err: RateLimited, thread: JobThread) => number;
   /** The GET ended, other than by a 429 or a stop, after `ms`: the pool's width follows it. */
   timed: (ms: number) => void;
   now: () => number;
@@ -158,7 +158,7 @@ export function createJobPoll(deps: JobPollDeps) {
    * Transient or configuration trouble: keep the job, ask again later. A rejected key or an
    * answer we cannot read will not fix itself quickly: wait the longest, and once it has
    * lasted `troubleAfterMs`, say in the thread what is wrong (once per streak). A 429 holds
-   * every poll of this process until its Retry-After; this job goes after it.
+   * the polls of the job's project until its Retry-After; this job goes after it.
    */
   async function failed(thread: JobThread, jobId: string, err: ApiError): Promise<PollResult> {
     // A workspace with no docs connected (distributed mode) is not asked about until it is.
@@ -171,7 +171,7 @@ export function createJobPoll(deps: JobPollDeps) {
     const { intervalMs, delayMs } = nextPollDelay(prev, false, backoff, deps.random);
     const wait =
       err instanceof RateLimited
-        ? Math.max(delayMs, deps.rateLimited(err, jobId) - now())
+        ? Math.max(delayMs, deps.rateLimited(err, thread) - now())
         : delayMs;
     const since = lasting ? (thread.pollFailingSince ?? now()) : undefined;
     const tell = since !== undefined && now() - since >= deps.troubleAfterMs;
@@ -197,8 +197,8 @@ export function createJobPoll(deps: JobPollDeps) {
   }
 
   /**
-   * A job leased just as a 429 paused polling: not polled, but given back due at the end of
-   * the pause, its schedule otherwise untouched.
+   * A job leased while a 429 pauses its project: not polled, but given back due at the end
+   * of the pause, its schedule otherwise untouched.
    */
   function putOff(thread: JobThread, until: number): Promise<boolean> {
     return record(thread, {

@@ -6,6 +6,7 @@ import type { BackoffOptions } from './backoff.ts';
 import { type Loop, startLoop } from './loop.ts';
 import { createPollConcurrency } from './poll-concurrency.ts';
 import { createJobPoll } from './poll-job.ts';
+import { createPollPauses, projectOf } from './poll-pauses.ts';
 import { createPollWriter } from './poll-writer.ts';
 import { type JobMetrics, noJobMetrics } from './ports.ts';
 
@@ -74,7 +75,8 @@ export interface Poller extends Loop {
  * not the others. The pool is as wide as the polls due and the API's latency need, up to
  * `concurrency`, and narrower when the API answers 429 or slows down. Outcomes are recorded
  * in small batches before anything is said in Slack; the notifier announces from the
- * outbox. A 429 also pauses every poll of this process until its Retry-After.
+ * outbox. A 429 pauses the polls of its project until its Retry-After (the service counts
+ * its limits per project): other projects, other workspaces', keep being polled.
  */
 export function startPoller(deps: PollerDeps): Poller {
   const { store, backoff, owner } = deps;
@@ -96,7 +98,7 @@ export function startPoller(deps: PollerDeps): Poller {
   /** Jobs claimed and not yet done with: polling, or waiting for their outcome's write. */
   const inHand = new Set<Promise<void>>();
   let waitingOnWriter = 0;
-  let pausedUntil = 0;
+  const pauses = createPollPauses(now);
   let crashedUntil = 0;
   /** The last claim filled every free slot: more may be due, so polls that end kick. */
   let backlog = false;
@@ -105,17 +107,18 @@ export function startPoller(deps: PollerDeps): Poller {
   const refill = () => Math.max(1, Math.floor(pool.width() / 4));
   const alarm = createAlarm(() => loop.kick(), now);
 
-  function rateLimited(err: RateLimited, jobId: string): number {
-    const until = now() + Math.min(err.retryAfterMs, MAX_PAUSE_MS);
-    if (until <= pausedUntil) return pausedUntil;
-    if (pausedUntil <= now()) {
-      // A new pause halves the pool; the polls that meet the same 429 do not cut it again.
+  function rateLimited(err: RateLimited, thread: JobThread): number {
+    const projectId = projectOf(thread);
+    const { until, began } = pauses.pause(projectId, Math.min(err.retryAfterMs, MAX_PAUSE_MS));
+    if (began) {
+      // A new pause halves the pool (it comes back by a tenth a second); the polls that
+      // meet the same 429 do not cut it again.
       pool.rateLimited();
       const width = pool.width();
-      log.warn({ jobId, retryAfterMs: err.retryAfterMs, width }, 'poll.rate_limited');
+      const ids = { jobId: thread.jobId, projectId: thread.projectId };
+      log.warn({ ...ids, retryAfterMs: err.retryAfterMs, width }, 'poll.rate_limited');
       metrics.pollsPaused(until - now());
     }
-    pausedUntil = until;
     return until;
   }
 
@@ -152,8 +155,10 @@ export function startPoller(deps: PollerDeps): Poller {
     pool.claimed(lagMs);
     const work = (async () => {
       try {
-        if (pausedUntil > now()) {
-          await putOff(thread, pausedUntil);
+        // Its project was told to wait (a 429): given back, due when the wait ends.
+        const paused = pauses.until(projectOf(thread));
+        if (paused > now()) {
+          await putOff(thread, paused);
           return;
         }
         const result = await pollJob(thread, claimedAt + deadlineMs - now());
@@ -194,7 +199,7 @@ export function startPoller(deps: PollerDeps): Poller {
   async function pass(): Promise<number | null> {
     alarm.planning();
     watchCap();
-    const hold = Math.max(pausedUntil, crashedUntil) - now();
+    const hold = crashedUntil - now();
     if (hold > 0) return alarm.planned(hold);
     const free = pool.width() - inHand.size;
     backlog = free <= 0;

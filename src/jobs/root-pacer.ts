@@ -16,7 +16,7 @@ export interface RootPacer {
    * `queued` is told at once, with about how long the wait is, when that is over a second.
    */
   post<T>(
-    channelId: string,
+    where: { teamId: string; channelId: string },
     attempt: () => Promise<T | undefined>,
     queued?: (waitMs: number) => void,
   ): Promise<T | undefined>;
@@ -33,13 +33,13 @@ const MAX_RATE_LIMITED = 5;
 const MAX_RETRY_AFTER_MS = 10_000;
 
 /** No pacing: each attempt runs at once (tests of the service alone). */
-export const unpaced: RootPacer = { post: (_channelId, attempt) => attempt() };
+export const unpaced: RootPacer = { post: (_where, attempt) => attempt() };
 
 export function schedulerPacer(scheduler: Scheduler, log: Logger): RootPacer {
   const plog = log.child({ component: 'root-pacer' });
   return {
-    post(channelId, attempt, queued) {
-      const wait = scheduler.waitFor(channelId);
+    post({ teamId, channelId }, attempt, queued) {
+      const wait = scheduler.waitFor(channelId, teamId);
       if (queued && wait > QUEUED_NOTE_MS) queued(wait);
       return new Promise((resolve, reject) => {
         let limited = 0;
@@ -47,6 +47,7 @@ export function schedulerPacer(scheduler: Scheduler, log: Logger): RootPacer {
           scheduler.add({
             method: 'chat.postMessage',
             channelId,
+            teamId,
             // An answer to a person: before the channel's announcements.
             urgent: true,
             dropped: () =>

@@ -181,7 +181,7 @@ export function createJobService(deps: JobServiceDeps) {
       );
     try {
       ts = await pacer.post(
-        channelId,
+        { teamId: req.teamId, channelId },
         async () => {
           thread ??= await recordThread(req, projectId, marker, reply);
           if (!thread) return undefined;

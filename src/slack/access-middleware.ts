@@ -140,7 +140,7 @@ export function registerAccessControl(app: App, deps: AccessDeps): void {
       await args.next();
       return;
     }
-    const text = refusalText(verdict.reason);
+    const text = refusalText(verdict.reason, deps.accessOf ? 'workspace' : 'deployment');
     const told = await refuse(args, who, text, deps).catch((err: unknown) => {
       log.warn({ err, surface: who.surface, userId: who.userId }, 'access.refusal_failed');
       return false;

@@ -150,7 +150,12 @@ export function readSettingsForm(values: unknown): WorkspaceSettings {
   };
   const one = (s: string) => (s === '' ? undefined : s);
   const raw: Record<keyof WorkspaceSettings, string | string[] | undefined> = {
-    digestChannel: field(inputs, B.digestChannel)?.selected_conversation ?? undefined,
+    // At most one chosen, none to clear it; a form opened before the select became a
+    // multi-select of one still sends its single choice.
+    digestChannel:
+      field(inputs, B.digestChannel)?.selected_conversations?.[0] ??
+      field(inputs, B.digestChannel)?.selected_conversation ??
+      undefined,
     digestCron: one(typed(inputs, B.digestCron).replace(/\s+/g, ' ')),
     timeZone: one(typed(inputs, B.timeZone)),
     allowedChannels: many(B.allowedChannels, 'selected_conversations'),

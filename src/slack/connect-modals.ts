@@ -124,17 +124,22 @@ const users = (initial: string[] | undefined) => ({
   ...(initial ? { initial_users: initial } : {}),
 });
 
-/** The digest's channel, schedule and time zone. */
+/**
+ * The digest's channel, schedule and time zone. The channel is a multi-select of at most one:
+ * a single conversations_select cannot be emptied once a channel is chosen (Slack's menu has
+ * no "none"), while a chosen item of a multi-select can be removed, which clears the setting.
+ */
 function digestInputs(s: WorkspaceSettings): KnownBlock[] {
   const channel = {
-    type: 'conversations_select',
+    type: 'multi_conversations_select',
+    max_selected_items: 1,
     filter: { include: ['public', 'private'], exclude_bot_users: true },
-    ...(s.digestChannel ? { initial_conversation: s.digestChannel } : {}),
+    ...(s.digestChannel ? { initial_conversations: [s.digestChannel] } : {}),
   };
   return [
     input(SETTINGS_BLOCKS.digestChannel, 'Digest channel', channel, {
       optional: true,
-      hint: 'The weekly traffic report goes here; invite Docs Agent to it.',
+      hint: 'The weekly traffic report goes here; invite Docs Agent to it. Remove the channel for no digest here.',
     }),
     input(
       SETTINGS_BLOCKS.digestCron,

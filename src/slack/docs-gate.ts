@@ -17,7 +17,8 @@ import { DOCS_ACTIONS, DOCS_VIEWS, NOT_CONNECTED_TEXT } from './connect-blocks.t
  * ephemeral, a button's or form's reply), or the Home tab, where an admin finds the Connect
  * button. Requests with no person (edits, bot messages) stop silently. Two kinds pass: the
  * install's lifecycle events (how an uninstall is heard), and the Home's docs buttons and
- * forms (how a workspace connects; their listener admits admins only).
+ * forms (how a workspace connects; their listener admits admins only), and `/agent doctor`
+ * (which says how to connect, and calls no API while nothing is connected).
  */
 
 /** The workspace a request was authorized for, as the docs connections are keyed. */
@@ -54,6 +55,15 @@ function isDocsAdmin(body: unknown): boolean {
   return b?.type === 'view_submission' && ADMIN_VIEWS.has(String(b.view?.callback_id));
 }
 
+/**
+ * `/agent doctor`: it says whether the workspace is connected (and how to connect) without
+ * calling the docs API, so it is answered in a workspace with nothing connected too.
+ */
+function isDoctor(body: unknown): boolean {
+  const b = body as { command?: unknown; text?: unknown };
+  return b?.command === '/agent' && typeof b.text === 'string' && /^\s*doctor\s*$/i.test(b.text);
+}
+
 /** Events that must reach their listeners whatever the workspace's state. */
 const LIFECYCLE = new Set(['app_uninstalled', 'tokens_revoked']);
 
@@ -66,7 +76,7 @@ export function registerDocsGate(app: App, deps: DocsGateDeps): void {
   app.use(async (args: Args) => {
     const event = eventOf(args.body);
     if (typeof event?.type === 'string' && LIFECYCLE.has(event.type)) return args.next();
-    if (isDocsAdmin(args.body)) return args.next();
+    if (isDocsAdmin(args.body) || isDoctor(args.body)) return args.next();
     const ws = {
       enterpriseId: args.context.enterpriseId,
       teamId: args.context.teamId,

@@ -1,6 +1,6 @@
 import type { Kysely } from 'kysely';
 import type { Engine } from './engine.ts';
-import { claimThread, dueAndFree } from './leases.ts';
+import { claimThread, dueAndFree, turnOfTeam } from './leases.ts';
 import { type Database, num, toThread, updatedOne } from './schema.ts';
 import type { Announcement, Lease, OutboxFilter, Store } from './types.ts';
 
@@ -45,20 +45,36 @@ export function announcementQueries(
 > {
   const { db } = e;
   return {
-    async pendingRootUpdates(now: number, limit: number, skipIds: readonly number[] = []) {
-      const rows = await db
+    async pendingRootUpdates(
+      now: number,
+      limit: number,
+      skipIds: readonly number[] = [],
+      skipTeams: readonly string[] = [],
+    ) {
+      // Answers to people first (a root's first edit, a refused start), then workspaces in
+      // turn (turnOfTeam), the oldest change first within a turn.
+      const turns = db
         .selectFrom('job_threads')
         .selectAll()
-        .where(dueAndFree('root', now))
-        .$if(skipIds.length > 0, (q) => q.where('id', 'not in', skipIds))
-        .orderBy((eb) =>
+        .select((eb) =>
           eb
             .case()
             .when(eb.or([eb('root_shown_version', '=', 1), eb('status', '=', 'start_failed')]))
             .then(0)
             .else(1)
-            .end(),
+            .end()
+            .as('answers_later'),
         )
+        .where(dueAndFree('root', now))
+        .$if(skipIds.length > 0, (q) => q.where('id', 'not in', skipIds))
+        .$if(skipTeams.length > 0, (q) => q.where('team_id', 'not in', skipTeams))
+        .as('pending');
+      const rows = await db
+        .selectFrom(turns)
+        .selectAll()
+        .select(turnOfTeam('answers_later', 'updated_at', 'id').as('turn'))
+        .orderBy('answers_later')
+        .orderBy('turn')
         .orderBy('updated_at')
         .orderBy('id')
         .limit(limit)
@@ -96,13 +112,15 @@ export function announcementQueries(
     },
 
     async pendingAnnouncements(now: number, limit: number, filter: OutboxFilter = {}) {
-      const { kinds, skipIds = [], skipChannels = [] } = filter;
+      const { kinds, skipIds = [], skipChannels = [], skipTeams = [] } = filter;
       if (kinds?.length === 0) return [];
-      const rows = await db
+      // Workspaces in turn (turnOfTeam): each one's oldest first, then each one's next.
+      const turns = db
         .selectFrom('outbox')
         .innerJoin('job_threads', 'job_threads.id', 'outbox.thread_id')
         .selectAll('outbox')
-        .select('job_threads.channel_id')
+        .select(['job_threads.channel_id', 'job_threads.team_id'])
+        .select(turnOfTeam('outbox.id').as('turn'))
         .where('outbox.sent_at', 'is', null)
         .where('outbox.next_attempt_at', '<=', now)
         .$if(kinds !== undefined, (q) => q.where('outbox.kind', 'in', kinds ?? []))
@@ -110,13 +128,20 @@ export function announcementQueries(
         .$if(skipChannels.length > 0, (q) =>
           q.where('job_threads.channel_id', 'not in', skipChannels),
         )
-        .orderBy('outbox.id')
+        .$if(skipTeams.length > 0, (q) => q.where('job_threads.team_id', 'not in', skipTeams))
+        .as('pending');
+      const rows = await db
+        .selectFrom(turns)
+        .selectAll()
+        .orderBy('turn')
+        .orderBy('id')
         .limit(limit)
         .execute();
       return rows.map((r) => ({
         id: num(r.id),
         threadId: num(r.thread_id),
         channelId: r.channel_id,
+        teamId: r.team_id,
         announcement: { key: r.dedupe_key, kind: r.kind, prLink: r.pr_link, detail: r.detail },
         attempts: num(r.attempts),
         createdAt: num(r.created_at),

@@ -23,8 +23,11 @@ export interface Engine {
   writeTx<T>(fn: (tx: Transaction<Database>) => Promise<T>, lock?: string): Promise<T>;
   /** `SELECT … FOR UPDATE` where the engine has row locks. */
   forUpdate<QB extends AnySelect>(qb: QB): QB;
-  /** `SELECT … FOR UPDATE SKIP LOCKED`: rows another replica is claiming are passed over. */
-  skipLocked<QB extends AnySelect>(qb: QB): QB;
+  /**
+   * `SELECT … FOR UPDATE SKIP LOCKED`: rows another replica is claiming are passed over.
+   * `of` names the one table of a join whose rows are locked (`FOR UPDATE OF`).
+   */
+  skipLocked<QB extends AnySelect>(qb: QB, of?: string): QB;
   /** A unique-key violation, in whichever words the engine uses. */
   isUniqueViolation(err: unknown): boolean;
   /** A cheap round trip: is the database there? */

@@ -133,9 +133,15 @@ export interface Store extends BudgetStore, WorkspaceStore {
   /**
    * Threads whose root message is behind what they hold and that no live lease holds, not
    * leased by this: roots never edited since they were posted first (that edit answers the
-   * `/agent` that posted them: started, or could not start), then the oldest change.
+   * `/agent` that posted them: started, or could not start), then workspaces in turn (each
+   * one's oldest change, then each one's next), leaving out `skipTeams`' threads.
    */
-  pendingRootUpdates(now: number, limit: number, skipIds?: readonly number[]): Promise<JobThread[]>;
+  pendingRootUpdates(
+    now: number,
+    limit: number,
+    skipIds?: readonly number[],
+    skipTeams?: readonly string[],
+  ): Promise<JobThread[]>;
   /**
    * Leases one root update if it is still due and free, right before it is made, and
    * returns the thread as it is now (coalescing: one update however many changes piled up);
@@ -147,7 +153,10 @@ export interface Store extends BudgetStore, WorkspaceStore {
   /** Slack said "later": keep the lease until then, so nobody asks sooner. */
   deferRootUpdate(threadId: number, owner: string, until: number): Promise<void>;
 
-  /** Announcements due and not sent, oldest first; `filter` leaves some out. */
+  /**
+   * Announcements due and not sent, workspaces in turn (each one's oldest, then each one's
+   * next), oldest first within a turn; `filter` leaves some out.
+   */
   pendingAnnouncements(now: number, limit: number, filter?: OutboxFilter): Promise<OutboxItem[]>;
   /**
    * Counts an attempt before it is made, so a crash mid-post is known on restart, and

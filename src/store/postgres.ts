@@ -48,7 +48,7 @@ export async function openPostgresStore(url: string, opts: PostgresOptions): Pro
         return fn(tx);
       }),
     forUpdate: (qb) => qb.forUpdate() as typeof qb,
-    skipLocked: (qb) => qb.forUpdate().skipLocked() as typeof qb,
+    skipLocked: (qb, of) => qb.forUpdate(of as never).skipLocked() as typeof qb,
     isUniqueViolation: (err) => (err as { code?: unknown } | null)?.code === UNIQUE_VIOLATION,
     ping: async () => {
       await sql`select 1`.execute(db);

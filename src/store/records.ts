@@ -151,6 +151,8 @@ export interface OutboxItem {
   threadId: number;
   /** The thread's channel: where the announcement goes. */
   channelId: string;
+  /** The thread's workspace: whose token posts it, and whose share of the notifier it uses. */
+  teamId: string;
   announcement: Announcement;
   attempts: number;
   createdAt: number;
@@ -164,6 +166,8 @@ export interface OutboxFilter {
   skipIds?: readonly number[];
   /** Not in these channels (their queue is full). */
   skipChannels?: readonly string[];
+  /** Not of these workspaces (they hold their share of the notifier's queue already). */
+  skipTeams?: readonly string[];
 }
 
 export interface PollSchedule {

@@ -153,6 +153,63 @@ export function submit(
   return interact(h, payload);
 }
 
+/** A person's change to one input: typed text, a chosen conversation or person, or ids. */
+export type Change = string | string[] | null;
+
+/**
+ * A modal's form as a person leaves it and Slack sends it: every input holds what the modal
+ * showed (its initial value) unless the person changed it (`changes`, by block id). Only what
+ * Slack's menus let a person do: a single select (`conversations_select`, `users_select`)
+ * cannot be emptied once it holds a value (its menu has no "none"), and a multi-select holds
+ * at most its `max_selected_items`. Asking for either throws: no person could send it.
+ */
+export function submitAsPerson(
+  h: Harness,
+  from: From,
+  view: Json,
+  changes: Record<string, Change>,
+) {
+  const inputs: Record<string, Input> = {};
+  for (const b of (view.blocks as Json[]) ?? []) {
+    if (b.type !== 'input') continue;
+    const id = String(b.block_id);
+    const e = b.element as Json;
+    const changed = id in changes;
+    const to = changes[id];
+    inputs[id] = personInput(e, changed, to, id);
+  }
+  const unknown = Object.keys(changes).filter((id) => !(id in inputs));
+  if (unknown.length > 0) throw new Error(`no input ${unknown.join(', ')} in this form`);
+  return submit(h, from, view, inputs);
+}
+
+function personInput(e: Json, changed: boolean, to: Change | undefined, id: string): Input {
+  const many = (initial: unknown): string[] => {
+    const ids = changed ? ((to as string[] | null) ?? []) : ((initial as string[]) ?? []);
+    const max = typeof e.max_selected_items === 'number' ? e.max_selected_items : Infinity;
+    if (ids.length > max) throw new Error(`${id} holds at most ${max}`);
+    return ids;
+  };
+  switch (e.type) {
+    case 'plain_text_input':
+      return { value: changed ? (to as string | null) : ((e.initial_value as string) ?? null) };
+    case 'conversations_select': {
+      const initial = (e.initial_conversation as string | undefined) ?? null;
+      const chosen = Array.isArray(to) ? (to[0] ?? null) : (to ?? null);
+      if (Array.isArray(to) && to.length > 1) throw new Error(`${id} holds one`);
+      if (changed && chosen === null && initial !== null)
+        throw new Error(`${id}: a conversations_select cannot be emptied once chosen`);
+      return { selected_conversation: changed ? chosen : initial };
+    }
+    case 'multi_conversations_select':
+      return { selected_conversations: many(e.initial_conversations) };
+    case 'multi_users_select':
+      return { selected_users: many(e.initial_users) };
+    default:
+      throw new Error(`${id}: no person's input for a ${String(e.type)}`);
+  }
+}
+
 function typeOf(input: Input): string {
   if ('value' in input) return 'plain_text_input';
   if ('selected_conversation' in input) return 'conversations_select';

@@ -151,6 +151,7 @@ export class Harness {
       | 'work'
       | 'lanes'
       | 'forgetSweepMs'
+      | 'apiTimeoutMs'
     > = {},
   ): Promise<void> {
     this.bot = await this.#startBot(this.env, this.logChunks, extra, (store) => {
@@ -191,6 +192,7 @@ export class Harness {
       | 'work'
       | 'localClock'
       | 'lanes'
+      | 'apiTimeoutMs'
     >,
     onStore: (store: Store) => void = () => {},
   ): Promise<Bot> {

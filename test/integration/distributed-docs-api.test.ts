@@ -245,9 +245,15 @@ describe.each(engineKinds)('distributed mode: the docs API per workspace (%s)', 
     await vault.updateSettings({ teamId: B.team }, { allowedChannels: [B.channel] });
     // Alpha lets only U0A1 in; Beta only its channel C0B1 (and anyone there).
     const other = await commandFrom(h, { ...A, user: 'U0A2' }, '7d', '/visitors');
-    expect(other.body).toEqual({ response_type: 'ephemeral', text: refusalText('user') });
+    expect(other.body).toEqual({
+      response_type: 'ephemeral',
+      text: refusalText('user', 'workspace'),
+    });
     const elsewhere = await commandFrom(h, { ...B, channel: 'C0B9' }, '7d', '/visitors');
-    expect(elsewhere.body).toEqual({ response_type: 'ephemeral', text: refusalText('channel') });
+    expect(elsewhere.body).toEqual({
+      response_type: 'ephemeral',
+      text: refusalText('channel', 'workspace'),
+    });
     await visitors(A);
     await visitors(B);
     await eventually(

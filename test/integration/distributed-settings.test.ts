@@ -5,7 +5,17 @@
  * the docs API later. The real bot over HTTP against the fake Slack, on both engines.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { buttonsOf, homeWhere, openHome, openModal, submit, textOf } from '../helpers/connect.ts';
+import {
+  buttonsOf,
+  homesOf,
+  homeWhere,
+  nextHome,
+  openHome,
+  openModal,
+  submit,
+  submitAsPerson,
+  textOf,
+} from '../helpers/connect.ts';
 import {
   ALPHA,
   activeJob,
@@ -53,7 +63,7 @@ describe.each(engineKinds)('distributed mode: a workspace\u2019s settings (%s)',
     const kinds = (modal.blocks as { element?: { type: string } }[]).map((b) => b.element?.type);
     expect(kinds.filter(Boolean)).toEqual([
       'multi_users_select',
-      'conversations_select',
+      'multi_conversations_select',
       'plain_text_input',
       'plain_text_input',
       'multi_conversations_select',
@@ -80,7 +90,7 @@ describe.each(engineKinds)('distributed mode: a workspace\u2019s settings (%s)',
     const refused = await submit(h, MEMBER, modal, { set_time_zone: { value: 'Europe/Paris' } });
     expect(refused.body).toMatchObject({ response_action: 'update' });
     const good = await submit(h, ADMIN, modal, {
-      set_digest_channel: { selected_conversation: 'C0A1' },
+      set_digest_channel: { selected_conversations: ['C0A1'] },
       set_digest_cron: { value: '0  8 * * 1' },
       set_time_zone: { value: 'Europe/Berlin' },
       set_allowed_channels: { selected_conversations: ['C0A1'] },
@@ -105,7 +115,7 @@ describe.each(engineKinds)('distributed mode: a workspace\u2019s settings (%s)',
     const memberHome = await openHome(h, MEMBER);
     expect(buttonsOf(memberHome).has('docs_connect')).toBe(true);
     const again = await openModal(h, MEMBER, 'docs_settings');
-    expect(initial(again, 'set_digest_channel')).toBe('C0A1');
+    expect(initial(again, 'set_digest_channel')).toEqual(['C0A1']);
     expect(initial(again, 'set_digest_cron')).toBe('0 8 * * 1');
     expect(initial(again, 'set_admin_users')).toEqual([MEMBER.user]);
     expect(initial(again, 'set_docs_url')).toBe('https://docs.alpha.example');
@@ -115,6 +125,33 @@ describe.each(engineKinds)('distributed mode: a workspace\u2019s settings (%s)',
       { msg: 'docs.admin_refused', reason: 'not_admin', userId: MEMBER.user },
       { msg: 'docs.settings_saved', userId: ADMIN.user, fields: Object.keys(saved) },
     ]);
+  });
+});
+
+describe.each(engineKinds)('distributed mode: the digest channel (%s)', (engine) => {
+  it('an admin clears the digest channel chosen before, and the rest stays as saved', async () => {
+    await start(engine);
+    const first = await openModal(h, ADMIN, 'docs_settings');
+    const chosen = await submitAsPerson(h, ADMIN, first, {
+      set_digest_channel: ['C0A1'],
+      set_time_zone: 'Europe/Berlin',
+    });
+    expect(chosen.body).toBeNull();
+    expect(await settings()).toEqual({ digestChannel: 'C0A1', timeZone: 'Europe/Berlin' });
+    // The form opens with the channel chosen; one channel at most.
+    const again = await openModal(h, ADMIN, 'docs_settings');
+    expect(initial(again, 'set_digest_channel')).toEqual(['C0A1']);
+    expect(() => submitAsPerson(h, ADMIN, again, { set_digest_channel: ['C0A1', 'C0A2'] })).toThrow(
+      'set_digest_channel holds at most 1',
+    );
+    // The admin removes the channel and saves: no digest channel, the time zone kept.
+    const homes = homesOf(h, ADMIN.user).length;
+    const cleared = await submitAsPerson(h, ADMIN, again, { set_digest_channel: [] });
+    expect(cleared.body).toBeNull();
+    expect(await settings()).toEqual({ timeZone: 'Europe/Berlin' });
+    expect(textOf(await nextHome(h, ADMIN.user, homes))).toContain('*Digest*\\nno channel');
+    const reopened = await openModal(h, ADMIN, 'docs_settings');
+    expect(initial(reopened, 'set_digest_channel')).toBeUndefined();
   });
 });
 

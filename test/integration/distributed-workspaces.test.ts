@@ -127,7 +127,8 @@ describe.each(engineKinds)('distributed mode: a workspace and its keys (%s)', (e
 
   it('doctor counts the installed workspaces and checks the keys, with no secret', async () => {
     await start(engine, { ADMIN_USERS: 'U0A1' });
-    // In Slack, from a workspace with its docs connected (the doctor calls no API here).
+    h.api.addProject('proj_a');
+    // In Slack, from a workspace with its docs connected: its key is checked with one read.
     await vaultOf(h).connectDocs(
       { teamId: 'T0A' },
       { projectId: 'proj_a', apiKey: SECRETS.apiKey, connectedBy: 'U0A1' },
@@ -155,6 +156,7 @@ describe.each(engineKinds)('distributed mode: a workspace and its keys (%s)', (e
     const keys = [TEST_KEYS.slice(3), OTHER_KEY.slice(3)];
     for (const secret of [SECRETS.apiKey, SLACK_APP.clientSecret, STATE_SECRET, ...keys])
       expect(text + ok.out + bad.out).not.toContain(secret);
-    await eventually(() => h.api.requests.length === 0, 'no API request');
+    expect(text).toContain('✓ Docs API key: accepted for project proj_a');
+    expect(h.api.requests.map((r) => r.path)).toEqual(['/v1/agent/proj_a/jobs']);
   });
 });

@@ -5,7 +5,13 @@ import { manualClock, settle } from '../helpers/clock.ts';
 import { memoryLogger } from '../helpers/log.ts';
 
 /** A scheduler on a hand-driven clock, and tasks that record when they started. */
-function setUp(o: { updates?: { perMinute: number; burst: number }; maxInFlight?: number } = {}) {
+function setUp(
+  o: {
+    updates?: { perMinute: number; burst: number };
+    maxInFlight?: number;
+    workspaceShare?: number;
+  } = {},
+) {
   const time = manualClock();
   const started: { name: string; at: number }[] = [];
   const scheduler = createScheduler({
@@ -13,13 +19,20 @@ function setUp(o: { updates?: { perMinute: number; burst: number }; maxInFlight?
     postGapMs: 1_000,
     updates: o.updates ?? { perMinute: 60, burst: 5 },
     maxInFlight: o.maxInFlight ?? 16,
+    ...(o.workspaceShare ? { perWorkspace: { workspaceShare: o.workspaceShare } } : {}),
     log: memoryLogger().log,
   });
   /** A task that ends when `end` is called (at once by default); resolves `called`. */
   const task = (
     name: string,
     channelId: string,
-    o: { method?: NotifierMethod; urgent?: boolean; hold?: boolean; called?: boolean } = {},
+    o: {
+      method?: NotifierMethod;
+      urgent?: boolean;
+      hold?: boolean;
+      called?: boolean;
+      teamId?: string;
+    } = {},
   ) => {
     let end = () => {};
     const ended = new Promise<void>((r) => {
@@ -29,6 +42,7 @@ function setUp(o: { updates?: { perMinute: number; burst: number }; maxInFlight?
     scheduler.add({
       method: o.method ?? 'chat.postMessage',
       channelId,
+      teamId: o.teamId ?? 'T',
       urgent: o.urgent ?? false,
       run: async () => {
         started.push({ name, at: time.now() - 1_000_000 });
@@ -134,7 +148,7 @@ describe('updates and pauses', () => {
 
   it('pauses the method a 429 names and nothing else', async () => {
     const { task, names, time, scheduler } = setUp();
-    scheduler.pause('chat.update', 30_000);
+    scheduler.pause('chat.update', 30_000, 'T');
     task('U1', 'CA', { method: 'chat.update' });
     task('P1', 'CA');
     task('P2', 'CB');
@@ -145,7 +159,7 @@ describe('updates and pauses', () => {
     await time.advance(28_000);
     expect(names()).toEqual(['P1', 'P2', 'P3', 'U1']);
 
-    scheduler.pause('chat.postMessage', 5_000);
+    scheduler.pause('chat.postMessage', 5_000, 'T');
     task('P4', 'CD');
     task('U2', 'CD', { method: 'chat.update' });
     await time.advance(4_999);
@@ -157,15 +171,15 @@ describe('updates and pauses', () => {
   it("pauses a post's channel for a 429 and no other, and says how long a post there waits", async () => {
     const { task, names, time, scheduler } = setUp();
     scheduler.pauseChannel('CA', 3_000);
-    expect(scheduler.waitFor('CA')).toBe(3_000);
-    expect(scheduler.waitFor('CB')).toBe(0);
+    expect(scheduler.waitFor('CA', 'T')).toBe(3_000);
+    expect(scheduler.waitFor('CB', 'T')).toBe(0);
     task('A1', 'CA');
     task('A2', 'CA');
     task('B1', 'CB');
     await settle();
     expect(names()).toEqual(['B1']);
     // A post added now goes after the two queued there, a gap apart.
-    expect(scheduler.waitFor('CA')).toBe(5_000);
+    expect(scheduler.waitFor('CA', 'T')).toBe(5_000);
     await time.advance(3_000);
     expect(names()).toEqual(['B1', 'A1']);
     await time.advance(1_000);
@@ -179,6 +193,7 @@ describe('updates and pauses', () => {
       scheduler.add({
         method: 'chat.postMessage',
         channelId: 'CA',
+        teamId: 'T',
         urgent: true,
         run: async () => true,
         dropped: () => dropped.push(name),
@@ -208,6 +223,58 @@ describe('updates and pauses', () => {
     task('A3', 'CA');
     await settle();
     expect(names()).toEqual(['A1']);
+  });
+});
+
+describe('workspaces (distributed mode: a token each)', () => {
+  it("starts a quiet workspace's post in the next free slot, not after a busy one's channels", async () => {
+    const { task, names } = setUp({ workspaceShare: 12, maxInFlight: 4 });
+    const held = [];
+    for (let c = 1; c <= 40; c++) held.push(task(`A${c}`, `CA${c}`, { teamId: 'TA', hold: true }));
+    task('B1', 'CB', { teamId: 'TB', hold: true });
+    await settle();
+    // Workspaces in turn: B's one post goes with the first slots, not after A's 40 channels.
+    expect(names()).toContain('B1');
+    expect(names()).toHaveLength(4);
+  });
+
+  it('holds a workspace to its share of the calls in flight, leaving the rest to others', async () => {
+    const { task, names } = setUp({ workspaceShare: 12 });
+    for (let c = 1; c <= 20; c++) task(`A${c}`, `CA${c}`, { teamId: 'TA', hold: true });
+    await settle();
+    expect(names()).toHaveLength(12);
+    for (let c = 1; c <= 6; c++) task(`B${c}`, `CB${c}`, { teamId: 'TB', hold: true });
+    await settle();
+    expect(names().filter((n) => n.startsWith('B'))).toHaveLength(4);
+  });
+
+  it('pauses only the workspace a 429 came to, and gives each workspace its own Tier 3 budget', async () => {
+    const { task, names, time, scheduler } = setUp({
+      workspaceShare: 12,
+      updates: { perMinute: 60, burst: 3 },
+    });
+    scheduler.pause('chat.update', 30_000, 'TA');
+    task('UA', 'CA', { method: 'chat.update', teamId: 'TA' });
+    task('UB', 'CB', { method: 'chat.update', teamId: 'TB' });
+    await settle();
+    expect(names()).toEqual(['UB']);
+    // C spends its burst (one token kept for answers); D's budget is its own.
+    for (let i = 1; i <= 4; i++) task(`UC${i}`, `CC${i}`, { method: 'chat.update', teamId: 'TC' });
+    task('UD', 'CD', { method: 'chat.update', teamId: 'TD' });
+    await settle();
+    expect(names().sort()).toEqual(['UB', 'UC1', 'UC2', 'UD']);
+    await time.advance(30_000);
+    expect(names()).toContain('UA');
+  });
+
+  it('keeps one set of limits for every team with one token (single-workspace mode)', async () => {
+    const { task, names, time, scheduler } = setUp();
+    scheduler.pause('chat.update', 30_000, 'TA');
+    task('UB', 'CB', { method: 'chat.update', teamId: 'TB' });
+    await time.advance(29_999);
+    expect(names()).toEqual([]);
+    await time.advance(1);
+    expect(names()).toEqual(['UB']);
   });
 });
 

@@ -209,10 +209,17 @@ function manualApi(clock: () => number = Date.now) {
 async function watched(
   jobId: string,
   due: number,
-  o: { movedAt?: number; intervalMs?: number } = {},
+  o: { movedAt?: number; intervalMs?: number; teamId?: string; projectId?: string } = {},
 ) {
   const t = await store.createThread(
-    { teamId: 'T', channelId: 'C', threadTs: `ts-${jobId}`, userId: 'U', prompt: 'p' },
+    {
+      teamId: o.teamId ?? 'T',
+      channelId: 'C',
+      threadTs: `ts-${jobId}`,
+      userId: 'U',
+      prompt: 'p',
+      ...(o.projectId ? { projectId: o.projectId } : {}),
+    },
     o.movedAt ?? 0,
   );
   await store.attachJob(
@@ -267,23 +274,15 @@ it('never polls more jobs at once than its concurrency', async () => {
   expect(api.mostAtOnce()).toBe(3);
 });
 
-it('pauses every poll after a 429 until its Retry-After, then goes on', async () => {
+it("pauses its project's polls after a 429 until its Retry-After, then goes on", async () => {
   let clock = 1_000_000;
   const now = () => clock;
   const limited = await watched('job_a', clock - 2);
-  await watched('job_b', clock - 1);
-  await watched('job_c', clock);
+  const b = await watched('job_b', clock - 1);
+  const c = await watched('job_c', clock);
   const api = manualApi(now);
   const logs = memoryLogger();
   const pauses: number[] = [];
-  const claims = { n: 0 };
-  const counting = {
-    ...store,
-    claimDueJobs: (...a: Parameters<Store['claimDueJobs']>) => {
-      claims.n++;
-      return store.claimDueJobs(...a);
-    },
-  };
   const metrics = {
     jobCreated() {},
     followUp() {},
@@ -291,13 +290,7 @@ it('pauses every poll after a 429 until its Retry-After, then goes on', async ()
     announcement() {},
     pollsPaused: (ms: number) => pauses.push(ms),
   };
-  const poller = poll(api, {
-    store: counting,
-    concurrency: 1,
-    now,
-    log: logs.log,
-    metrics,
-  });
+  const poller = poll(api, { concurrency: 1, now, log: logs.log, metrics });
   try {
     await eventually(() => api.inFlight.has('job_a'), 'the first poll');
     api.answer('job_a', new RateLimited('job.get', 30_000));
@@ -306,7 +299,11 @@ it('pauses every poll after a 429 until its Retry-After, then goes on', async ()
       'the 429 recorded',
     );
     expect((await store.getThread(limited))?.nextPollAt).toBeGreaterThanOrEqual(clock + 30_000);
-    const claimsBefore = claims.n;
+    // The same project's other jobs are given back, due when the wait ends, never asked.
+    await eventually(async () => {
+      const due = await Promise.all([b, c].map(async (id) => (await store.getThread(id))!));
+      return due.every((t) => t.nextPollAt === clock + 30_000);
+    }, 'the project put off');
     // However often the poller is woken inside the pause, it asks nothing.
     for (const at of [clock + 1_000, clock + 15_000, clock + 29_999]) {
       clock = at;
@@ -314,19 +311,66 @@ it('pauses every poll after a 429 until its Retry-After, then goes on', async ()
       await sleep(30);
     }
     expect(api.calls.map((c) => c.id)).toEqual(['job_a']);
-    expect(claims.n).toBe(claimsBefore);
     clock = 1_000_000 + 30_000;
     poller.kick();
-    await eventually(() => api.inFlight.has('job_b'), 'polling again');
-    api.answer('job_b', activeJob('job_b'));
-    await eventually(() => api.inFlight.has('job_c'), 'the next job');
-    api.answer('job_c', activeJob('job_c'));
+    // All three fall due as the wait ends, and are polled one after the other.
+    for (let i = 0; i < 3; i++) {
+      const id = await eventually(() => [...api.inFlight.keys()][0], 'polling again');
+      api.answer(id, activeJob(id));
+      await eventually(() => !api.inFlight.has(id), 'answered');
+    }
   } finally {
     await poller.stop();
   }
   expect(api.calls.slice(1).every((c) => c.at >= 1_030_000)).toBe(true);
+  expect(
+    api.calls
+      .slice(1)
+      .map((c) => c.id)
+      .sort(),
+  ).toEqual(['job_a', 'job_b', 'job_c']);
   expect(pauses).toEqual([30_000]);
   expect(logs.lines().filter((l) => l.msg === 'poll.rate_limited')).toHaveLength(1);
+});
+
+it("keeps polling other workspaces' projects while one project waits out a 429", async () => {
+  let clock = 1_000_000;
+  const now = () => clock;
+  await watched('job_a1', clock - 3, { teamId: 'TA', projectId: 'proj_a' });
+  await watched('job_a2', clock - 2, { teamId: 'TA', projectId: 'proj_a' });
+  await watched('job_b1', clock - 1, { teamId: 'TB', projectId: 'proj_b' });
+  const api = manualApi(now);
+  const poller = poll(api, { concurrency: 1, now, backoff: { baseMs: 60_000, maxMs: 60_000 } });
+  try {
+    await eventually(() => api.inFlight.has('job_a1'), 'the first poll');
+    api.answer('job_a1', new RateLimited('job.get', 30_000));
+    // Inside A's pause, B's job is asked; A's other job is not.
+    await eventually(() => api.inFlight.has('job_b1'), "the other workspace's job polled");
+    api.answer('job_b1', activeJob('job_b1'));
+    clock += 1_000;
+    poller.kick();
+    await sleep(50);
+    expect(api.calls.map((c) => c.id)).toEqual(['job_a1', 'job_b1']);
+  } finally {
+    await poller.stop();
+  }
+});
+
+it("polls a quiet workspace's due job in its turn, not after a busy workspace's backlog", async () => {
+  const due = Date.now() - 1_000;
+  const busy = Array.from({ length: 40 }, (_, i) => `job_busy_${i}`);
+  for (const [i, id] of busy.entries()) await watched(id, due + i, { teamId: 'TBUSY' });
+  await watched('job_quiet', due + 100, { teamId: 'TQUIET' });
+  const api = manualApi();
+  for (const id of [...busy, 'job_quiet']) api.auto.set(id, activeJob(id));
+  const poller = poll(api, { concurrency: 2, backoff: { baseMs: 60_000, maxMs: 60_000 } });
+  try {
+    await eventually(() => api.calls.some((c) => c.id === 'job_quiet'), 'the quiet job polled');
+  } finally {
+    await poller.stop();
+  }
+  // In the first claim, beside the busy workspace's oldest: not the 41st.
+  expect(api.calls.findIndex((c) => c.id === 'job_quiet')).toBeLessThan(2);
 });
 
 it('records outcomes that end together in one batch, fencing each on its own', async () => {

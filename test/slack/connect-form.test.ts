@@ -72,7 +72,7 @@ describe('the settings form', () => {
     expect(
       readSettingsForm({
         set_digest_channel: {
-          value: { type: 'conversations_select', selected_conversation: null },
+          value: { type: 'multi_conversations_select', selected_conversations: [] },
         },
         set_allowed_users: { value: { type: 'multi_users_select', selected_users: [] } },
         set_admin_users: { value: { type: 'multi_users_select', selected_users: ['U2'] } },
@@ -93,6 +93,13 @@ describe('the settings form', () => {
     expect(Object.keys(settingErrors(['settings']))).toEqual(['set_admin_users']);
   });
 
+  it('reads the digest channel of a form opened before it became a multi-select of one', () => {
+    const old = {
+      set_digest_channel: { value: { type: 'conversations_select', selected_conversation: 'C9' } },
+    };
+    expect(readSettingsForm(old)).toEqual({ digestChannel: 'C9' });
+  });
+
   it('opens filled in with what is saved', () => {
     const m = settingsModal(
       { teamId: 'T1', enterpriseId: null },
@@ -102,7 +109,12 @@ describe('the settings form', () => {
     const el = (id: string) =>
       (m.blocks.find((b) => b.block_id === id) as unknown as { element: Record<string, unknown> })
         .element;
-    expect(el('set_digest_channel').initial_conversation).toBe('C1');
+    // A multi-select of one: its chosen channel can be removed, which clears the setting.
+    expect(el('set_digest_channel')).toMatchObject({
+      type: 'multi_conversations_select',
+      max_selected_items: 1,
+      initial_conversations: ['C1'],
+    });
     expect(el('set_allowed_users').initial_users).toEqual(['U1']);
     expect(el('set_docs_url').initial_value).toBe('https://d.example');
     expect(el('set_time_zone')).not.toHaveProperty('initial_value');

@@ -155,7 +155,8 @@ export function registerActions(
         { surface: 'view', userId: user.id, channelId, threadId: sub.threadId, reason, told: true },
         'access.refused',
       );
-      return args.ack({ response_action: 'update', view: refusalModal(refusalText(reason)) });
+      const text = refusalText(reason, recorded.lists);
+      return args.ack({ response_action: 'update', view: refusalModal(text) });
     }
     if ('error' in recorded) {
       log.info({ threadId: sub.threadId, userId: user.id, why: recorded.error }, 'form.refused');

@@ -48,7 +48,8 @@ export function registerAgentCommand(
     }
     if (cmd.kind !== 'prompt') {
       await ack();
-      const who = { teamId: team_id, channelId: channel_id, userId: user_id };
+      const enterpriseId = payload.enterprise_id || undefined;
+      const who = { teamId: team_id, enterpriseId, channelId: channel_id, userId: user_id };
       const reply = async () => tell(await answerSubCommand(cmd, who, { ...deps, log }, 'command'));
       if (!deps.work.answers.offer(`command.${cmd.kind}`, reply)) await reply();
       return;

@@ -88,7 +88,7 @@ function registerButtons(app: App, deps: DocsAdminListenerDeps, admitDeps: Admit
 
 /** What a form that failed on our side (the store, most likely) turns into. */
 const FAILED =
-  'Something went wrong on our side (see the bot\u2019s log), so this may not have been saved. Open the form again from the Home tab and try again.';
+  'Something went wrong on our side (logged for whoever runs Docs Agent), so this may not have been saved. Open the form again from the Home tab and try again.';
 
 function registerForms(app: App, deps: DocsAdminListenerDeps, admitDeps: AdmitDeps, home: Home) {
   const on = (name: string, submitted: (a: Admitted, args: ViewArgs) => Promise<void>) =>

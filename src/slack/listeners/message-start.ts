@@ -71,7 +71,7 @@ export async function startFromMessage(
   }
   const cmd = parseSubCommand(ask.prompt);
   if (cmd.kind !== 'prompt') {
-    const who = { teamId: ask.teamId, channelId, userId };
+    const who = { teamId: ask.teamId, enterpriseId: ask.enterpriseId, channelId, userId };
     await answer(await answerSubCommand(cmd, who, deps, 'message'));
     return;
   }

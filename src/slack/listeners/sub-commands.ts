@@ -40,6 +40,8 @@ export type Answerable = Exclude<SubCommand, { kind: 'prompt' }>;
 
 export interface Asker {
   teamId: string;
+  /** The team's Enterprise Grid org, when it has one. */
+  enterpriseId?: string | undefined;
   channelId: string;
   userId: string;
 }
