@@ -27,6 +27,7 @@ import type {
   InsightGap,
   NewGap,
   ReportHeadline,
+  VisitorPoint,
 } from './state-records.ts';
 import type { WorkspaceStore } from './workspace-port.ts';
 
@@ -216,11 +217,8 @@ export interface Store extends BudgetStore, WorkspaceStore {
   unbindChannelProject(teamId: string, channelId: string): Promise<boolean>;
 
   /** A workspace's stored chart point and when its counts were fetched. */
-  getVisitorPoint(
-    ws: WorkspaceRef,
-    rangeKey: string,
-  ): Promise<(Counts & { fetchedAt: number }) | undefined>;
-  /** Stores a workspace's chart point, replacing the one it kept under that key (a refresh after settling). */
+  getVisitorPoint(ws: WorkspaceRef, rangeKey: string): Promise<VisitorPoint | undefined>;
+  /** Stores a workspace's chart point, replacing its own under that key (a settled refresh). */
   putVisitorPoint(ws: WorkspaceRef, rangeKey: string, counts: Counts, now: number): Promise<void>;
   /** Keeps the last report's headline, replacing the one before (the App Home shows it). */
   putReportHeadline(ws: WorkspaceRef, h: ReportHeadline): Promise<void>;

@@ -10,6 +10,9 @@ export interface Counts {
   total: number;
 }
 
+/** A chart point kept of a settled day (or week), and when its counts were fetched. */
+export type VisitorPoint = Counts & { fetchedAt: number };
+
 /** The outcome of trying to claim a digest period for a channel. */
 export type DigestClaim =
   | { state: 'claimed' } // ours to post
