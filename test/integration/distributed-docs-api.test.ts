@@ -138,6 +138,10 @@ describe.each(engineKinds)('distributed mode: the docs API per workspace (%s)', 
     expect(await answer('project proj_beta')).toContain(
       "Every channel of this workspace uses the docs project connected in Docs Agent's App Home",
     );
+    // The help says the same: the project is the App Home's, not `/agent project <id>`'s.
+    const help = String((await commandFrom(h, A, 'help')).body?.text);
+    expect(help).toContain("a Docs Agent admin connects or replaces it from Docs Agent's App Home");
+    expect(help).not.toContain('/agent project &lt;projectId&gt;');
     const byProject = new Map<string, Set<string>>();
     for (const r of h.api.requests) {
       const p = String(projectOf(r));
