@@ -62,6 +62,8 @@ export const FORGOTTEN: readonly Forgettable[] = [
   { table: 'text_vectors', key: ['model', 'text_hash'], of: team() },
   { table: 'insight_gaps', key: ['id'], of: team() },
   { table: 'digest_runs', key: ['channel_id', 'period_key'], of: team() },
+  // Its chart points (migration 0020).
+  { table: 'visitor_points', key: ['range_key'], of: team() },
 ];
 
 /** The tables a forget deletes from, in the order it does. */

@@ -2,14 +2,26 @@
  * Distributed mode, the bot's own state per workspace (issue 21, item 4): an insight gap of
  * one workspace cannot be read, drafted or dismissed from another, whatever a click's value
  * or a form's metadata names: forged cross-workspace payloads are refused with a plain answer
- * and a log line of ids, and change nothing. The real bot over HTTP against the fake Slack,
+ * and a log line of ids, and change nothing. The chart points one workspace's report kept of
+ * a project are not another's on the same project; each workspace's Home shows its own latest
+ * traffic report. The real bot over HTTP against the fake Slack,
  * on both engines.
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Store } from '../../src/store/types.ts';
 import { SLACK_APP } from '../fakes/slack.ts';
-import { A, ALPHA, B, BETA, connectDocs, startDistributed } from '../helpers/distributed.ts';
+import { openHome, textOf } from '../helpers/connect.ts';
+import {
+  A,
+  ALPHA,
+  B,
+  BETA,
+  commandFrom,
+  connectDocs,
+  startDistributed,
+} from '../helpers/distributed.ts';
 import { type Harness, SECRETS } from '../helpers/harness.ts';
+import { eventually } from '../helpers/net.ts';
 import { viewSubmission } from '../helpers/slack-requests.ts';
 import { engineKinds } from '../helpers/store-engines.ts';
 
@@ -142,5 +154,46 @@ describe.each(engineKinds)('distributed mode: state per workspace (%s)', (engine
     });
     expect(await gapOf(id)).toMatchObject({ state: 'open', claimedBy: null });
     expect(h.api.requestsTo('create')).toHaveLength(0);
+  });
+
+  it("keeps each workspace's chart points: another's report on the same project reads its own", async () => {
+    await start(engine);
+    h.api.addProject('proj_shared');
+    /** A day's totals asked for the chart (`limit=1`), with the key of that workspace. */
+    const pointAsks = () => h.api.requestsTo('visitors').filter((r) => r.query.limit === '1');
+    const posted = () => h.logLines().filter((l) => l.msg === 'visitors.posted').length;
+    const report = async (from: From, n: number) => {
+      expect((await commandFrom(h, from, '7d', '/visitors')).status).toBe(200);
+      await eventually(() => posted() === n || undefined, `report ${n}`);
+    };
+    await report(IN_ALPHA, 1);
+    const alpha = pointAsks().length;
+    // Alpha's settled days are kept (today's is not).
+    const kept = async (team: string) =>
+      (await store!.workspaceRows({ teamId: team })).visitor_points;
+    const alphaKept = await kept(ALPHA.team);
+    expect(alphaKept).toBeGreaterThan(0);
+    await report(IN_BETA, 2);
+    // Beta asks for every day again, with its own key: Alpha's kept points are not Beta's.
+    expect(pointAsks().length - alpha).toBe(alpha);
+    expect(await kept(BETA.team)).toBe(alphaKept);
+    expect(await kept(ALPHA.team)).toBe(alphaKept);
+  });
+
+  it("shows each workspace's own latest traffic report on its Home, none of another's", async () => {
+    await start(engine);
+    h.api.addProject('proj_shared');
+    const posted = () => h.logLines().filter((l) => l.msg === 'visitors.posted').length;
+    expect((await commandFrom(h, IN_ALPHA, '2026-11-01 2026-11-07', '/visitors')).status).toBe(200);
+    await eventually(() => posted() === 1 || undefined, "Alpha's report");
+    const alpha = textOf(await openHome(h, IN_ALPHA));
+    expect(alpha).toContain('Last report:* Nov 1 – Nov 7, 2026');
+    expect(alpha).toContain('unique visitors');
+    // Beta, on the same project, has run no report: Alpha's is not its.
+    expect(textOf(await openHome(h, IN_BETA))).toContain('No traffic report yet');
+    expect((await commandFrom(h, IN_BETA, '2026-11-08 2026-11-14', '/visitors')).status).toBe(200);
+    await eventually(() => posted() === 2 || undefined, "Beta's report");
+    expect(textOf(await openHome(h, IN_BETA))).toContain('Last report:* Nov 8 – Nov 14, 2026');
+    expect(textOf(await openHome(h, IN_ALPHA))).toContain('Last report:* Nov 1 – Nov 7, 2026');
   });
 });
