@@ -6,6 +6,7 @@ import {
   type ForgetLease,
   type ForgetStep,
   type WorkspaceForget,
+  type WorkspaceKey,
   workspaceColumns,
 } from './workspace-records.ts';
 
@@ -84,18 +85,27 @@ export function forgetSweepQueries(
   'claimForget' | 'forgetBatch' | 'spreadOrgForget' | 'workspaceRows' | 'expediteForget'
 > {
   const { db } = e;
-  /** Moves the forget's lease from `held` to `until`; false if it is not held any more. */
-  const renew = async (tx: Transaction<Database> | typeof db, f: ForgetLease, until: number) => {
-    const k = workspaceColumns(f);
+  /** Sets a workspace's forget_at to `to` where it is now `op` `than`; false if it was not. */
+  const moveForget = async (
+    tx: Transaction<Database> | typeof db,
+    ws: WorkspaceKey,
+    to: number,
+    op: '=' | '>',
+    than: number,
+  ) => {
+    const k = workspaceColumns(ws);
     const r = await tx
       .updateTable('workspace_forgets')
-      .set({ forget_at: until })
+      .set({ forget_at: to })
       .where('enterprise_id', '=', k.enterprise_id)
       .where('team_id', '=', k.team_id)
-      .where('forget_at', '=', f.held)
+      .where('forget_at', op, than)
       .executeTakeFirst();
     return Number(r.numUpdatedRows) === 1;
   };
+  /** Moves the forget's lease from `held` to `until`; false if it is not held any more. */
+  const renew = (tx: Transaction<Database> | typeof db, f: ForgetLease, until: number) =>
+    moveForget(tx, f, until, '=', f.held);
   return {
     claimForget: (f: WorkspaceForget, until) => renew(db, { ...f, held: f.forgetAt }, until),
 
@@ -164,16 +174,6 @@ export function forgetSweepQueries(
       return counts;
     },
 
-    async expediteForget(ws, now) {
-      const k = workspaceColumns(ws);
-      const r = await db
-        .updateTable('workspace_forgets')
-        .set({ forget_at: now })
-        .where('enterprise_id', '=', k.enterprise_id)
-        .where('team_id', '=', k.team_id)
-        .where('forget_at', '>', now)
-        .executeTakeFirst();
-      return Number(r.numUpdatedRows) === 1;
-    },
+    expediteForget: (ws, now) => moveForget(db, ws, now, '>', now),
   };
 }

@@ -11,10 +11,18 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { Store } from '../../src/store/types.ts';
 import { SLACK_APP } from '../fakes/slack.ts';
 import { openHome, textOf } from '../helpers/connect.ts';
-import { ALPHA, BETA, commandFrom, install, vaultOf } from '../helpers/distributed.ts';
-import { Harness, SECRETS } from '../helpers/harness.ts';
+import {
+  A,
+  ALPHA,
+  B,
+  BETA,
+  commandFrom,
+  connectDocs,
+  startDistributed,
+} from '../helpers/distributed.ts';
+import { type Harness, SECRETS } from '../helpers/harness.ts';
 import { eventually } from '../helpers/net.ts';
-import { formEncode, postSigned, viewSubmission } from '../helpers/slack-requests.ts';
+import { viewSubmission } from '../helpers/slack-requests.ts';
 import { engineKinds } from '../helpers/store-engines.ts';
 
 let h: Harness;
@@ -26,25 +34,16 @@ afterEach(async (ctx) => {
   await h.close();
 });
 
-const IN_ALPHA = { team: ALPHA.team, user: 'U0A1', channel: 'C0A1' };
-const IN_BETA = { team: BETA.team, user: 'U0B1', channel: 'C0B1' };
+const IN_ALPHA = A;
+const IN_BETA = B;
 type From = typeof IN_ALPHA;
 
 /** Both workspaces installed and connected; a gap of Alpha's in the store. */
 async function start(engine: 'sqlite' | 'postgres'): Promise<number> {
-  h = await Harness.create({ engine, distributed: {} });
-  h.slack.addWorkspace(ALPHA);
-  h.slack.addWorkspace(BETA);
-  await h.start();
+  h = await startDistributed(engine, { installs: [IN_ALPHA, IN_BETA] });
   // Both workspaces connect one docs project (two teams of a company, say): only the
   // workspace keeps one's gaps from the other's (a gap is acted on from its project's channels).
-  for (const from of [IN_ALPHA, IN_BETA]) {
-    await install(h, { team: from.team, user: from.user });
-    await vaultOf(h).connectDocs(
-      { teamId: from.team },
-      { projectId: 'proj_shared', apiKey: SECRETS.apiKey, connectedBy: from.user },
-    );
-  }
+  for (const from of [IN_ALPHA, IN_BETA]) await connectDocs(h, from, 'proj_shared', SECRETS.apiKey);
   store = await h.openStore();
   const [gap] = await store.addGaps(
     { teamId: ALPHA.team },
@@ -64,16 +63,10 @@ async function start(engine: 'sqlite' | 'postgres'): Promise<number> {
   return gap!.id;
 }
 
-async function post(payload: Record<string, unknown>) {
-  const body = formEncode({ payload: JSON.stringify(payload) });
-  const res = await postSigned(h.eventsUrl, SECRETS.signingSecret, { body });
-  return { status: res.status, body: (res.json ?? null) as Record<string, unknown> | null };
-}
-
 /** Someone of `from` picks `value` in a gap's menu (⋯), as Slack sends it; answers the reply. */
 async function choose(from: From, value: string) {
   const id = `choose-${Math.random().toString(36).slice(2)}`;
-  const ack = await post({
+  const ack = await h.interact({
     type: 'block_actions',
     user: { id: from.user, team_id: from.team },
     team: { id: from.team },
@@ -109,7 +102,7 @@ function submitDraft(from: From, meta: Record<string, unknown>) {
     private_metadata: JSON.stringify(meta),
   };
   const payload = viewSubmission(view, from.user, { draft: { prompt: 'Add a page' } });
-  return post({
+  return h.interact({
     ...payload,
     team: { id: from.team, domain: 'x' },
     user: { id: from.user, team_id: from.team },
