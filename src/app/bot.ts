@@ -3,6 +3,7 @@ import { configSecrets } from '../config/values.ts';
 import { slackDoctor } from '../doctor/wiring.ts';
 import { createLogger, type Logger } from '../log.ts';
 import { registerAccessControl } from '../slack/access-middleware.ts';
+import { AGENT_USAGE, AGENT_USAGE_WORKSPACE } from '../slack/blocks.ts';
 import { registerListeners } from '../slack/listeners/index.ts';
 import { recordThreadReplies } from '../slack/listeners/thread-replies.ts';
 import { envelopeMismatch } from '../slack/workspace-claims.ts';
@@ -127,6 +128,7 @@ function registerSlackSide(
   registerListeners(slack.app, {
     ...parts,
     doctor,
+    usage: workspaces ? AGENT_USAGE_WORKSPACE : AGENT_USAGE,
     store,
     reports,
     posterFor,

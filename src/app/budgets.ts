@@ -23,37 +23,31 @@ export const ANALYTICS_REQUESTS_PER_HOUR = 100;
  * one organisation apart as well, and would start again from zero at each rotation.
  */
 export function createBudgets(config: Config, store: Store, now: () => number = Date.now) {
-  const agentBudgets = new Map<string, Budget>();
-  const agentFor = (projectId: string): Budget => {
-    let budget = agentBudgets.get(projectId);
-    if (!budget) {
-      budget = slidingWindowBudget(store, {
-        key: `agent:${projectId}`,
-        limit: AGENT_USES_PER_HOUR,
-        windowMs: HOUR_MS,
-        description: "This project's agent budget (100 jobs and messages per hour)",
-        now,
-      });
-      agentBudgets.set(projectId, budget);
-    }
-    return budget;
+  /** One budget per name, made on first use, counted in the store as `kind:name`. */
+  const perName = (kind: string, limit: number, description: string) => {
+    const made = new Map<string, Budget>();
+    return (name: string): Budget => {
+      let budget = made.get(name);
+      if (!budget) {
+        const key = `${kind}:${name}`;
+        budget = slidingWindowBudget(store, { key, limit, windowMs: HOUR_MS, description, now });
+        made.set(name, budget);
+      }
+      return budget;
+    };
   };
-  const analyticsBudgets = new Map<string, Budget>();
+  /** A project's. */
+  const agentFor = perName(
+    'agent',
+    AGENT_USES_PER_HOUR,
+    "This project's agent budget (100 jobs and messages per hour)",
+  );
   /** A connected workspace's organisation, named by its connected project. */
-  const analyticsFor = (organisation: string): Budget => {
-    let budget = analyticsBudgets.get(organisation);
-    if (!budget) {
-      budget = slidingWindowBudget(store, {
-        key: `analytics:${organisation}`,
-        limit: ANALYTICS_REQUESTS_PER_HOUR,
-        windowMs: HOUR_MS,
-        description: "This workspace's analytics budget (100 requests per hour)",
-        now,
-      });
-      analyticsBudgets.set(organisation, budget);
-    }
-    return budget;
-  };
+  const analyticsFor = perName(
+    'analytics',
+    ANALYTICS_REQUESTS_PER_HOUR,
+    "This workspace's analytics budget (100 requests per hour)",
+  );
   const workspace = envWorkspace(config);
   return {
     agentFor,

@@ -55,12 +55,14 @@ export function createReporting(deps: {
   const { config, api, store, log } = deps;
   const docsBaseUrl = config.visitors.docsBaseUrl;
   // Whose state a request's workspace reads and writes: its own in distributed mode.
-  const scope = scopeFor(config.distribution !== undefined);
+  const distributed = config.distribution !== undefined;
+  const scope = scopeFor(distributed);
   const reports = keepingHeadlines(
-    createReportService({ api, store, log, maxRequests: config.visitors.maxRequests }),
+    createReportService({ api, store, log, maxRequests: config.visitors.maxRequests, scope }),
     store,
     log,
     scope,
+    distributed,
   );
   const posterLog = log.child({ component: 'report-poster' });
   const poster = createSlackReportPoster(deps.client, posterLog, { docsBaseUrl });

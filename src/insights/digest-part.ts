@@ -1,7 +1,7 @@
 import type { Budget } from '../api/budget.ts';
 import { ApiError, type ApiErrorKind } from '../api/errors.ts';
 import type { Logger } from '../log.ts';
-import type { DigestPart } from '../reports/digest.ts';
+import type { DigestPart } from '../reports/digest-parts.ts';
 import { DigestGiveUp } from '../reports/digest-retry.ts';
 import { describeReportFailure } from '../reports/failures.ts';
 import type { DateRange } from '../reports/range.ts';

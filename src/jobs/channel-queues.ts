@@ -132,7 +132,10 @@ export function createScheduler(o: SchedulerOptions): Scheduler {
     let w = waiting.get(ws);
     if (!w) {
       let bucket = buckets.get(ws);
-      if (!bucket) buckets.set(ws, (bucket = tokenBucket(o.updates, now)));
+      if (!bucket) {
+        bucket = tokenBucket(o.updates, now);
+        buckets.set(ws, bucket);
+      }
       w = { posts: new Map(), updates: lanes(), bucket };
       waiting.set(ws, w);
     }

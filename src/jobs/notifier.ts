@@ -34,6 +34,8 @@ export interface NotifierDeps {
    * takes turns with the others for the queues and the calls in flight (its share of them).
    */
   perWorkspace?: boolean;
+  /** The queues' bounds (tests make them small); QUEUE_LIMITS by default. */
+  queueLimits?: Partial<QueueLimits>;
 }
 
 /** Announcements fetched in one go; answers to people are fetched apart, first. */
@@ -41,9 +43,6 @@ const BATCH = 100;
 const URGENT_BATCH = 20;
 /** Queued per channel: a few seconds of posts at Slack's pace. */
 const CHANNEL_QUEUE = 5;
-const POST_QUEUE = 1_000;
-/** Root edits queued: about a minute of Tier 3. */
-const ROOT_QUEUE = 50;
 /** A queue at its bound lasts at least this long: when to top it up. */
 const REFILL_MS = 1_000;
 /**
@@ -57,16 +56,39 @@ const REFILL_MS = 1_000;
 export const FULL_PASS_GAP_MS = 250;
 const MAX_IN_FLIGHT = 16;
 /**
- * Distributed mode: what one workspace may hold of the calls in flight, and of the queues
- * (a share of the posts; a minute of its own Tier 3 of edits, with every workspace's edits
- * queued up to ROOT_QUEUE_ALL), so that the others always find room.
+ * Distributed mode: what one workspace may hold of the calls in flight (and below, of the
+ * queues), so that the others always find room.
  */
 const WORKSPACE_SHARE = 12;
-const WORKSPACE_POSTS = 200;
-/** Posts and edits a workspace may queue beyond a full queue (distributed mode): see fetchPosts. */
-const WORKSPACE_FLOOR = 20;
-const ROOT_FLOOR = 5;
-const ROOT_QUEUE_ALL = 1_000;
+
+/** How much the notifier queues ahead of Slack's pace. */
+export interface QueueLimits {
+  /** Posts queued, over every channel. */
+  posts: number;
+  /** Root edits queued: about a minute of Tier 3. */
+  roots: number;
+  /**
+   * Distributed mode: a workspace's share of the posts; a minute of its own Tier 3 of edits
+   * (`roots`), with every workspace's edits queued up to `allRoots`.
+   */
+  workspacePosts: number;
+  allRoots: number;
+  /**
+   * Distributed mode: posts and edits a workspace holding fewer than these may still queue
+   * beyond a full queue (see fetchPosts, fetchRoots).
+   */
+  postFloor: number;
+  rootFloor: number;
+}
+
+export const QUEUE_LIMITS: QueueLimits = {
+  posts: 1_000,
+  roots: 50,
+  workspacePosts: 200,
+  allRoots: 1_000,
+  postFloor: 20,
+  rootFloor: 5,
+};
 
 /**
  * The notifier's per-channel pacer: posts a gap apart per channel (Slack allows about one a
@@ -144,9 +166,10 @@ export function startNotifier(deps: NotifierDeps): Notifier {
       updateLimit: deps.updateLimit,
       perWorkspace: deps.perWorkspace,
     });
-  const postShare = deps.perWorkspace ? WORKSPACE_POSTS : POST_QUEUE;
-  const rootShare = ROOT_QUEUE;
-  const rootQueue = deps.perWorkspace ? ROOT_QUEUE_ALL : ROOT_QUEUE;
+  const limits = { ...QUEUE_LIMITS, ...deps.queueLimits };
+  const postShare = deps.perWorkspace ? limits.workspacePosts : limits.posts;
+  const rootShare = limits.roots;
+  const rootQueue = deps.perWorkspace ? limits.allRoots : limits.roots;
   /** Queued or in flight: announcement id → where, and root edits' thread id → team. */
   const queuedPosts = new Map<number, { channelId: string; teamId: string }>();
   const queuedRoots = new Map<number, string>();
@@ -229,12 +252,12 @@ export function startNotifier(deps: NotifierDeps): Notifier {
     const perTeam = counts([...queuedPosts.values()].map((q) => q.teamId));
     const full = atLeast(perChannel, CHANNEL_QUEUE);
     // Distributed mode: a full queue still takes the posts of workspaces holding fewer than
-    // WORKSPACE_FLOOR, so that a workspace's first posts never wait for the others' backlog
-    // to drain (the queue then holds at most that many more per workspace).
-    const room = POST_QUEUE - queuedPosts.size;
+    // postFloor, so that a workspace's first posts never wait for the others' backlog to
+    // drain (the queue then holds at most that many more per workspace).
+    const room = limits.posts - queuedPosts.size;
     const floor = room <= 0 && deps.perWorkspace === true;
     if (room <= 0 && !floor) return 'later';
-    const share = floor ? WORKSPACE_FLOOR : postShare;
+    const share = floor ? limits.postFloor : postShare;
     const fullTeams = atLeast(perTeam, share);
     const limit = floor ? BATCH : Math.min(BATCH, room);
     // A channel with a backlog is left out once its queue is full, and a workspace once it
@@ -266,9 +289,9 @@ export function startNotifier(deps: NotifierDeps): Notifier {
     const perTeam = counts([...queuedRoots.values()]);
     // Distributed mode: a workspace holding a minute of its edits is left out (its own Tier 3
     // budget, not the queue, holds it back), and a full queue still takes the edits of
-    // workspaces holding fewer than ROOT_FLOOR (as fetchPosts does for posts).
+    // workspaces holding fewer than rootFloor (as fetchPosts does for posts).
     const floor = room <= 0 && rootQueue > rootShare;
-    const share = floor ? ROOT_FLOOR : rootShare;
+    const share = floor ? limits.rootFloor : rootShare;
     const fullTeams = rootQueue > rootShare ? atLeast(perTeam, share) : [];
     const threads = await store.pendingRootUpdates(
       now(),

@@ -1,5 +1,5 @@
 import type { VisitorsPage } from '../api/schemas.ts';
-import type { Counts, Store } from '../store/types.ts';
+import type { Counts, Store, WorkspaceRef } from '../store/types.ts';
 import { apiParams, type ChartBucket, chartBuckets, type DateRange } from './range.ts';
 
 /**
@@ -21,12 +21,14 @@ export type ChartPointCounts = ChartBucket & Counts;
 export async function chartPoints(deps: {
   range: DateRange;
   project: string | undefined;
+  /** Whose points these are (src/store/scope.ts): two workspaces on one project keep their own. */
+  ws: WorkspaceRef;
   store: Pick<Store, 'getVisitorPoint' | 'putVisitorPoint'>;
   now: () => number;
   settleMs?: number;
   fetchTotals: (r: DateRange) => Promise<VisitorsPage>;
 }): Promise<ChartPointCounts[]> {
-  const { range, project, store, now } = deps;
+  const { range, project, ws, store, now } = deps;
   const settleMs = deps.settleMs ?? SETTLE_MS;
   const buckets = chartBuckets(range);
   const out: ChartPointCounts[] = new Array(buckets.length);
@@ -39,12 +41,12 @@ export async function chartPoints(deps: {
       // The configured project's points keep the keys they had before projects existed.
       const key = `${project ? `${project}|` : ''}${p.dateFrom}|${p.dateTo}`;
       const settledAt = Date.parse(p.dateTo) + settleMs;
-      const kept = now() >= settledAt ? await store.getVisitorPoint(key) : undefined;
+      const kept = now() >= settledAt ? await store.getVisitorPoint(ws, key) : undefined;
       let counts: Counts | undefined = kept && kept.fetchedAt >= settledAt ? kept : undefined;
       if (!counts) {
         const askedAt = now();
         counts = (await deps.fetchTotals(r)).totals;
-        if (askedAt >= settledAt) await store.putVisitorPoint(key, counts, askedAt);
+        if (askedAt >= settledAt) await store.putVisitorPoint(ws, key, counts, askedAt);
       }
       out[i] = { ...b, human: counts.human, ai: counts.ai, total: counts.total };
     }

@@ -2,6 +2,7 @@ import type { ApiClient, ApiWorkspace } from '../api/client.ts';
 import { BudgetExhausted } from '../api/errors.ts';
 import type { PageRow, VisitorsPage } from '../api/schemas.ts';
 import type { Logger } from '../log.ts';
+import { type ScopeOf, singleScope } from '../store/scope.ts';
 import type { Counts, Store } from '../store/types.ts';
 import {
   byPathSteps,
@@ -55,6 +56,11 @@ export interface ReportServiceDeps {
   /** Per-report request cap; must leave room for the core requests. */
   maxRequests?: number;
   now?: () => number;
+  /**
+   * Whose chart points a build's workspace reads and writes (src/store/scope.ts): the single
+   * workspace's by default, the build's own team in distributed mode.
+   */
+  scope?: ScopeOf;
 }
 
 /**
@@ -66,6 +72,7 @@ export interface ReportServiceDeps {
 export function createReportService(deps: ReportServiceDeps) {
   const log = deps.log.child({ component: 'reports' });
   const now = deps.now ?? Date.now;
+  const scopeOf = deps.scope ?? singleScope;
   const maxRequests = Math.max(deps.maxRequests ?? DEFAULT_MAX_REQUESTS, CORE_REQUESTS);
   const cache = new Map<string, { report: Report; expiresAt: number }>();
 
@@ -111,6 +118,7 @@ export function createReportService(deps: ReportServiceDeps) {
     const points = await chartPoints({
       range,
       project,
+      ws: scopeOf(workspace),
       store: deps.store,
       now,
       fetchTotals: (r) => fetchPage(r, 0, 1, false),

@@ -172,14 +172,31 @@ function announcementText(a: Announcement): string {
   }
 }
 
-export const AGENT_USAGE = [
+const USAGE_HEAD = [
   '*Usage:* `/agent &lt;what the docs agent should do&gt;`',
   'Example: `/agent Add a quickstart for the Python SDK`',
   'I start a job and open a thread for it. Reply in the thread to send the agent follow-up instructions; I post status changes and the pull request link there.',
   '`/agent status` shows your jobs in progress and how much of the hourly agent budget is left.',
+];
+const USAGE_TAIL =
+  'You can also mention me in a channel with your request, or send it to me in a direct message.';
+
+export const AGENT_USAGE = [
+  ...USAGE_HEAD,
   '`/agent project` shows which docs project this channel uses (admins can change it with `/agent project &lt;projectId&gt;`).',
   "`/agent doctor` checks the bot's setup (Slack tokens and scopes, the Mintlify key and project, the database), only to you.",
-  'You can also mention me in a channel with your request, or send it to me in a direct message.',
+  USAGE_TAIL,
+].join('\n');
+
+/**
+ * The same in the distributed mode, where the workspace's one docs project and key are set
+ * from the App Home (Connect, Replace key) and `/agent project <id>` changes nothing.
+ */
+export const AGENT_USAGE_WORKSPACE = [
+  ...USAGE_HEAD,
+  "`/agent project` shows this workspace's docs project; a Docs Agent admin connects or replaces it from Docs Agent's App Home.",
+  "`/agent doctor` checks this workspace's docs connection and key, only to you.",
+  USAGE_TAIL,
 ].join('\n');
 
 /** Event type of the metadata on announcements; the thread check looks for it. */

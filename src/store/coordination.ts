@@ -5,8 +5,8 @@ import type { Counts, DigestClaim, Store, WorkspaceRef } from './types.ts';
 
 /**
  * What replicas agree on through the database: Slack events already handled, the hourly
- * budgets, cached report points, and who posts each digest (each workspace's claims apart:
- * ./scope.ts).
+ * budgets, cached report points, and who posts each digest (each workspace's points and
+ * claims apart: ./scope.ts).
  */
 export function coordinationQueries(
   e: Engine,
@@ -119,11 +119,12 @@ export function coordinationQueries(
       return r?.at === null || r?.at === undefined ? null : num(r.at);
     },
 
-    async getVisitorPoint(rangeKey: string) {
+    async getVisitorPoint(ws, rangeKey) {
       const r = await db
         .selectFrom('visitor_points')
         .select(['human', 'ai', 'total', 'fetched_at'])
-        .where('range_key', '=', rangeKey)
+        .where('team_id', '=', ws.teamId)
+        .where('range_key', '=', scopedKey(ws, rangeKey))
         .executeTakeFirst();
       return (
         r && {
@@ -135,18 +136,12 @@ export function coordinationQueries(
       );
     },
 
-    async putVisitorPoint(rangeKey: string, c: Counts, now: number) {
+    async putVisitorPoint(ws, rangeKey, c: Counts, now) {
+      const counts = { human: c.human, ai: c.ai, total: c.total, fetched_at: now };
       await db
         .insertInto('visitor_points')
-        .values({ range_key: rangeKey, human: c.human, ai: c.ai, total: c.total, fetched_at: now })
-        .onConflict((oc) =>
-          oc.column('range_key').doUpdateSet({
-            human: c.human,
-            ai: c.ai,
-            total: c.total,
-            fetched_at: now,
-          }),
-        )
+        .values({ range_key: scopedKey(ws, rangeKey), ...counts, ...scopeColumns(ws) })
+        .onConflict((oc) => oc.column('range_key').doUpdateSet(counts))
         .execute();
     },
 

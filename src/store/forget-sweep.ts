@@ -6,6 +6,7 @@ import {
   type ForgetLease,
   type ForgetStep,
   type WorkspaceForget,
+  type WorkspaceKey,
   workspaceColumns,
 } from './workspace-records.ts';
 
@@ -61,6 +62,8 @@ export const FORGOTTEN: readonly Forgettable[] = [
   { table: 'text_vectors', key: ['model', 'text_hash'], of: team() },
   { table: 'insight_gaps', key: ['id'], of: team() },
   { table: 'digest_runs', key: ['channel_id', 'period_key'], of: team() },
+  // Its chart points (migration 0020).
+  { table: 'visitor_points', key: ['range_key'], of: team() },
 ];
 
 /** The tables a forget deletes from, in the order it does. */
@@ -82,18 +85,27 @@ export function forgetSweepQueries(
   'claimForget' | 'forgetBatch' | 'spreadOrgForget' | 'workspaceRows' | 'expediteForget'
 > {
   const { db } = e;
-  /** Moves the forget's lease from `held` to `until`; false if it is not held any more. */
-  const renew = async (tx: Transaction<Database> | typeof db, f: ForgetLease, until: number) => {
-    const k = workspaceColumns(f);
+  /** Sets a workspace's forget_at to `to` where it is now `op` `than`; false if it was not. */
+  const moveForget = async (
+    tx: Transaction<Database> | typeof db,
+    ws: WorkspaceKey,
+    to: number,
+    op: '=' | '>',
+    than: number,
+  ) => {
+    const k = workspaceColumns(ws);
     const r = await tx
       .updateTable('workspace_forgets')
-      .set({ forget_at: until })
+      .set({ forget_at: to })
       .where('enterprise_id', '=', k.enterprise_id)
       .where('team_id', '=', k.team_id)
-      .where('forget_at', '=', f.held)
+      .where('forget_at', op, than)
       .executeTakeFirst();
     return Number(r.numUpdatedRows) === 1;
   };
+  /** Moves the forget's lease from `held` to `until`; false if it is not held any more. */
+  const renew = (tx: Transaction<Database> | typeof db, f: ForgetLease, until: number) =>
+    moveForget(tx, f, until, '=', f.held);
   return {
     claimForget: (f: WorkspaceForget, until) => renew(db, { ...f, held: f.forgetAt }, until),
 
@@ -162,16 +174,6 @@ export function forgetSweepQueries(
       return counts;
     },
 
-    async expediteForget(ws, now) {
-      const k = workspaceColumns(ws);
-      const r = await db
-        .updateTable('workspace_forgets')
-        .set({ forget_at: now })
-        .where('enterprise_id', '=', k.enterprise_id)
-        .where('team_id', '=', k.team_id)
-        .where('forget_at', '>', now)
-        .executeTakeFirst();
-      return Number(r.numUpdatedRows) === 1;
-    },
+    expediteForget: (ws, now) => moveForget(db, ws, now, '>', now),
   };
 }

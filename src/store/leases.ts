@@ -1,4 +1,4 @@
-import { type ExpressionBuilder, sql } from 'kysely';
+import { type ExpressionBuilder, expressionBuilder, sql } from 'kysely';
 import type { Engine } from './engine.ts';
 import { type Database, toThread } from './schema.ts';
 import type { JobThread, Lease } from './types.ts';
@@ -13,12 +13,15 @@ const KINDS = {
     order: 'next_poll_at',
     due: (now: number) => (eb: Threads) =>
       eb.and([eb('next_poll_at', 'is not', null), eb('next_poll_at', '<=', now)]),
+    /** The threads whose teams a claim walks: watched ones (indexed by team, 0021). */
+    listed: (eb: Threads) => eb('next_poll_at', 'is not', null),
   },
   root: {
     by: 'root_locked_by',
     until: 'root_locked_until',
     order: 'updated_at',
     due: () => (eb: Threads) => eb('root_version', '>', eb.ref('root_shown_version')),
+    listed: (eb: Threads) => eb('root_version', '>', eb.ref('root_shown_version')),
   },
 } as const;
 
@@ -49,11 +52,27 @@ export function turnOfTeam(...order: string[]) {
 }
 
 /**
+ * Replicas claiming at once that a PostgreSQL claim leaves room for: each finds the first
+ * rows locked and takes the next, so a claim ranks `limit × CLAIMERS` rows over all teams
+ * (and at least `limit` of each team's): that many claimers at once each get a full batch
+ * while the teams ranked hold enough. Fewer (one team's long backlog beside teams with one
+ * due each): a claimer may get a short batch, and the poller claims again a pass later.
+ */
+const CLAIMERS = 8;
+
+/**
  * Leases up to `limit` threads whose work of this kind is due and free, workspaces in turn
  * (each team's oldest due first, then each team's next: `turnOfTeam`), oldest due first
  * within a turn. With one workspace that is simply oldest due first.
+ *
+ * What it reads is bounded by the batch, not by the backlog: the teams with threads of this
+ * kind are walked one index probe each (`teams`), and of each team only its first due ones
+ * are ranked (`limit`: no team's later ones could be in the batch; on PostgreSQL
+ * more, see CLAIMERS), from the index on (team_id, next_poll_at) for polls
+ * (migration 0021). 10,000 due polls cost a claim what its batch does.
+ *
  * PostgreSQL: rows another replica is claiming are skipped, and the lease test is repeated
- * outside the subquery, because a row claimed while this statement waited for it is
+ * outside the ranking, because a row claimed while this statement waited for it is
  * re-checked there and then left out. SQLite: one writer at a time, nothing to skip.
  */
 export async function claimThreads(
@@ -64,37 +83,61 @@ export async function claimThreads(
   lease: Lease,
 ): Promise<JobThread[]> {
   const k = KINDS[kind];
-  // The turns are counted over every due thread, in a subquery: PostgreSQL locks no row of
-  // a query level with a window function. The rows are then locked in turn order, skipping
-  // the ones other replicas are claiming, until `limit` are held: replicas claiming at once
-  // each get a full batch while enough are due, as with a plain ordered SKIP LOCKED walk.
-  const candidates = e.db
-    .selectFrom('job_threads')
-    .select(['id', `${k.order} as due_at`, turnOfTeam(k.order, 'id').as('turn')])
-    .where(k.due(now))
-    .where(unleased(kind, now))
-    .as('c');
-  const due = e.skipLocked(
-    e.db
-      .selectFrom('job_threads as j')
-      .innerJoin(candidates, 'c.id', 'j.id')
-      .select('j.id')
-      .where(unleasedAs('j', kind, now))
-      .orderBy('c.turn')
-      .orderBy('c.due_at')
-      .orderBy('c.id')
-      .limit(limit),
-    'j',
-  );
   const rows = await e.db
     .updateTable('job_threads')
     .set({ [k.by]: lease.owner, [k.until]: lease.until })
-    .where('id', 'in', due)
+    .where('id', 'in', dueInTurn(e, kind, now, limit))
     .where(unleased(kind, now))
     .returningAll()
     .execute();
   const order = (t: JobThread) => (kind === 'poll' ? (t.nextPollAt ?? 0) : t.updatedAt);
   return rows.map(toThread).sort((a, b) => order(a) - order(b) || a.id - b.id);
+}
+
+/** The ids `claimThreads` leases: at most `limit`, workspaces in turn. */
+function dueInTurn(e: Engine, kind: LeaseKind, now: number, limit: number) {
+  const k = KINDS[kind];
+  const eb = expressionBuilder<Database, 'job_threads'>();
+  const order = sql.ref(k.order);
+  const free = eb.and([k.due(now)(eb), unleased(kind, now)(eb)]);
+  // Every team with threads of this kind, in team order, one index probe each (a loose
+  // index scan: PostgreSQL and SQLite have no skip scan to do it for us).
+  const listed = k.listed(eb);
+  const teams = sql`teams(team_id) as (
+    select (select team_id from job_threads where ${listed} order by team_id limit 1)
+    union all
+    select (select team_id from job_threads where ${listed} and team_id > teams.team_id
+      order by team_id limit 1)
+    from teams where teams.team_id is not null)`;
+  if (e.kind === 'sqlite') {
+    // No LATERAL: each team's first `limit` as a correlated list of ids.
+    return sql<number>`(with recursive ${teams}, c as (
+      select j.id, j.${order} as due_at,
+        row_number() over (partition by j.team_id order by j.${order}, j.id) as turn
+      from teams join job_threads j on j.id in (
+        select id from job_threads where team_id = teams.team_id and ${free}
+        order by ${order}, id limit ${limit}))
+    select id from c order by turn, due_at, id limit ${limit})`;
+  }
+  // The rows are ranked in `c` (PostgreSQL locks no row of a query level with a window
+  // function); the first of them (`w`: no more are ever walked, and so few that each is
+  // found by its key, not by a scan of the table) are locked in turn order, skipping the ones other replicas are claiming,
+  // until `limit` are held: replicas claiming at once each get a full batch while the rows
+  // ranked hold enough (CLAIMERS), as with a plain ordered SKIP LOCKED walk.
+  return sql<number>`(with recursive ${teams}, c as (
+      select d.id, d.due_at,
+        row_number() over (partition by d.team_id order by d.due_at, d.id) as turn
+      from teams cross join lateral (
+        select id, team_id, ${order} as due_at from job_threads
+        where team_id = teams.team_id and ${free}
+        order by ${order}, id
+        limit greatest(${limit}, ceil(${limit * CLAIMERS}::float / nullif(
+          (select count(team_id) from teams), 0)))) d),
+      w as (select id, turn, due_at from c order by turn, due_at, id limit ${limit * CLAIMERS})
+    select j.id from w join job_threads j on j.id = w.id
+    where ${unleasedAs('j', kind, now)(expressionBuilder<{ j: Database['job_threads'] }, 'j'>())}
+    order by w.turn, w.due_at, w.id limit ${limit}
+    for update of j skip locked)`;
 }
 
 /** Whether a thread's work of this kind is due and free: the test a claim repeats. */

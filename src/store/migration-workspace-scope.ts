@@ -38,3 +38,26 @@ export const workspaceScopeMigration: Migration = {
       await db.schema.createIndex(`${table}_team`).on(table).column('team_id').execute();
   },
 };
+
+/**
+ * Migration 0020_visitor_points_scope: the chart points (a day's counts of a project, kept
+ * once settled) are per workspace too, as 0019 made the rest of the bot's own state: two
+ * workspaces connected to one project keep their own points (each read with its own key),
+ * and an uninstalled workspace's are forgotten with the rest. Additive, as 0019: the rows
+ * already there, and any an older build writes, are the single workspace's; a workspace's
+ * range key carries its team (scopedKey).
+ */
+export const visitorPointsScopeMigration: Migration = {
+  async up(db: Kysely<unknown>) {
+    for (const column of ['team_id', 'enterprise_id'])
+      await db.schema
+        .alterTable('visitor_points')
+        .addColumn(column, 'text', (c) => c.notNull().defaultTo(''))
+        .execute();
+    await db.schema
+      .createIndex('visitor_points_team')
+      .on('visitor_points')
+      .column('team_id')
+      .execute();
+  },
+};

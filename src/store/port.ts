@@ -2,19 +2,12 @@ import type { BudgetStore } from '../api/budget.ts';
 import type {
   Announcement,
   ChannelProject,
-  Counts,
-  DigestClaim,
   FollowUp,
   FollowUpState,
-  GapExpected,
-  GapSeen,
-  GapSummary,
-  InsightGap,
   JobSnapshot,
   JobThread,
   Lease,
   NewFollowUp,
-  NewGap,
   NewPendingCommand,
   NewThread,
   OutboxFilter,
@@ -22,10 +15,20 @@ import type {
   PendingCommand,
   PollRecord,
   PollSchedule,
-  ReportHeadline,
   StartRetry,
   WorkspaceRef,
 } from './records.ts';
+import type {
+  Counts,
+  DigestClaim,
+  GapExpected,
+  GapSeen,
+  GapSummary,
+  InsightGap,
+  NewGap,
+  ReportHeadline,
+  VisitorPoint,
+} from './state-records.ts';
 import type { WorkspaceStore } from './workspace-port.ts';
 
 /**
@@ -213,10 +216,10 @@ export interface Store extends BudgetStore, WorkspaceStore {
   /** Back to the configured project; false if the channel was not bound. */
   unbindChannelProject(teamId: string, channelId: string): Promise<boolean>;
 
-  /** A stored chart point and when its counts were fetched. */
-  getVisitorPoint(rangeKey: string): Promise<(Counts & { fetchedAt: number }) | undefined>;
-  /** Stores a chart point, replacing the one kept under that key (a refresh after settling). */
-  putVisitorPoint(rangeKey: string, counts: Counts, now: number): Promise<void>;
+  /** A workspace's stored chart point and when its counts were fetched. */
+  getVisitorPoint(ws: WorkspaceRef, rangeKey: string): Promise<VisitorPoint | undefined>;
+  /** Stores a workspace's chart point, replacing its own under that key (a settled refresh). */
+  putVisitorPoint(ws: WorkspaceRef, rangeKey: string, counts: Counts, now: number): Promise<void>;
   /** Keeps the last report's headline, replacing the one before (the App Home shows it). */
   putReportHeadline(ws: WorkspaceRef, h: ReportHeadline): Promise<void>;
   lastReportHeadline(ws: WorkspaceRef): Promise<ReportHeadline | undefined>;

@@ -105,6 +105,9 @@ export interface Database {
     ai: number;
     total: number;
     fetched_at: number;
+    /** Its workspace (migration 0020, ./scope.ts): '' for the single workspace. */
+    team_id: Generated<string>;
+    enterprise_id: Generated<string>;
   };
   channel_projects: {
     team_id: string;

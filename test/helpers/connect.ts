@@ -7,9 +7,7 @@ import { expect } from 'vitest';
 import { SLACK_APP } from '../fakes/slack.ts';
 import { eventFrom, type From, homeOpened } from './distributed.ts';
 import type { Harness } from './harness.ts';
-import { SECRETS } from './harness.ts';
 import { eventually } from './net.ts';
-import { formEncode, postSigned } from './slack-requests.ts';
 
 type Json = Record<string, unknown>;
 
@@ -99,7 +97,7 @@ export function homeClick(h: Harness, from: From, actionId: string, o: { viewTea
       },
     ],
   };
-  return interact(h, payload);
+  return h.interact(payload);
 }
 
 /** The last modal opened for a person (views.open), as Slack stored it. */
@@ -150,7 +148,7 @@ export function submit(
     is_enterprise_install: from.orgWide === true,
     enterprise: from.enterprise ? { id: from.enterprise, name: 'Org' } : null,
   };
-  return interact(h, payload);
+  return h.interact(payload);
 }
 
 /** A person's change to one input: typed text, a chosen conversation or person, or ids. */
@@ -215,13 +213,6 @@ function typeOf(input: Input): string {
   if ('selected_conversation' in input) return 'conversations_select';
   if ('selected_conversations' in input) return 'multi_conversations_select';
   return 'multi_users_select';
-}
-
-async function interact(h: Harness, payload: Json) {
-  const res = await postSigned(h.eventsUrl, SECRETS.signingSecret, {
-    body: formEncode({ payload: JSON.stringify(payload) }),
-  });
-  return { status: res.status, body: (res.json ?? null) as Json | null };
 }
 
 function parsed(view: unknown): Json {

@@ -4,14 +4,16 @@
  * workspaces the fake Slack knows. Reading what the bot stored goes through a vault over the
  * bot's own store, with the bot's keys.
  */
+import { afterEach } from 'vitest';
 import { loadConfig } from '../../src/config/config.ts';
 import type { Keyring } from '../../src/sealed.ts';
 import type { Store } from '../../src/store/types.ts';
 import { createVault, type Vault } from '../../src/workspaces/vault.ts';
+import type { RecordedRequest } from '../fakes/api-emulator.ts';
 import { eventCallback } from '../fakes/slack/events.ts';
 import type { Approval, WorkspaceSpec } from '../fakes/slack.ts';
-import type { Harness } from './harness.ts';
-import { SECRETS } from './harness.ts';
+import type { DistributedOptions } from './distributed-env.ts';
+import { Harness, SECRETS } from './harness.ts';
 import { formEncode, postSigned, slashCommand } from './slack-requests.ts';
 
 export const GLOBEX = { id: 'E0G', name: 'Globex' };
@@ -45,6 +47,86 @@ export const WEST = {
   channels: ['C0G2'],
   users: ['W0G2'],
 } satisfies WorkspaceSpec;
+
+/** ALPHA's installer (its Docs Agent admin) in ALPHA's channel. */
+export const A = { team: ALPHA.team, user: 'U0A1', channel: 'C0A1' };
+/** BETA's installer in BETA's channel. */
+export const B = { team: BETA.team, user: 'U0B1', channel: 'C0B1' };
+/** Each workspace's docs project's own key: the API emulator answers 403 to it for any other. */
+export const ALPHA_KEY = 'mint_alphaKEY_9f8e7d6c5b4a39281706';
+export const BETA_KEY = 'mint_betaKEY_0a1b2c3d4e5f60718293';
+/** The key a request to the API emulator was made with. */
+export const keyOf = (r: Pick<RecordedRequest, 'authorization'>) =>
+  r.authorization?.replace(/^Bearer /, '');
+
+/**
+ * The harness `current()` answers closed after each test, and the last `lines` of its log
+ * printed when the test failed.
+ */
+export function closeAfterEach(current: () => Harness, lines = 40): void {
+  afterEach(async (ctx) => {
+    const h = current();
+    if (ctx.task.result?.state === 'fail')
+      console.error(h.logs.split('\n').slice(-lines).join('\n'));
+    await h.close();
+  });
+}
+
+export interface DistributedStart {
+  /** The workspaces the fake Slack knows (ALPHA and BETA unless said). */
+  workspaces?: WorkspaceSpec[];
+  /** Projects the API emulator serves besides its own: each project's key, by its id. */
+  projects?: Record<string, string>;
+  env?: Record<string, string>;
+  distributed?: DistributedOptions;
+  /** What `Harness.start` is given. */
+  start?: Parameters<Harness['start']>[0];
+  /** People who install the app in their workspaces once it runs, in this order. */
+  installs?: Pick<From, 'team' | 'user'>[];
+}
+
+/** A distributed bot running on the fake Slack and the API emulator, installed as asked. */
+export async function startDistributed(
+  engine: 'sqlite' | 'postgres',
+  o: DistributedStart = {},
+): Promise<Harness> {
+  const h = await Harness.create({ engine, distributed: o.distributed ?? {}, env: o.env ?? {} });
+  for (const ws of o.workspaces ?? [ALPHA, BETA]) h.slack.addWorkspace(ws);
+  for (const [projectId, key] of Object.entries(o.projects ?? {})) h.api.addProject(projectId, key);
+  await h.start(o.start);
+  for (const who of o.installs ?? []) await install(h, { team: who.team, user: who.user });
+  return h;
+}
+
+/** `who`'s workspace connected to a docs project, as the App Home's Connect would leave it. */
+export function connectDocs(
+  h: Harness,
+  who: Pick<From, 'team' | 'user'>,
+  projectId: string,
+  apiKey: string,
+) {
+  return vaultOf(h).connectDocs({ teamId: who.team }, { projectId, apiKey, connectedBy: who.user });
+}
+
+/** ALPHA connected to proj_alpha with ALPHA_KEY, and BETA to proj_beta with BETA_KEY. */
+export async function connectBoth(h: Harness): Promise<void> {
+  await connectDocs(h, A, 'proj_alpha', ALPHA_KEY);
+  await connectDocs(h, B, 'proj_beta', BETA_KEY);
+}
+
+/**
+ * The bot with ALPHA and BETA installed by A and B, their projects served with their own keys
+ * (proj_alpha, proj_beta, and `projects`), and both connected unless `connect` is false.
+ */
+export async function bothInstalled(
+  engine: 'sqlite' | 'postgres',
+  o: Omit<DistributedStart, 'installs'> & { connect?: boolean } = {},
+): Promise<Harness> {
+  const projects = { proj_alpha: ALPHA_KEY, proj_beta: BETA_KEY, ...o.projects };
+  const h = await startDistributed(engine, { ...o, projects, installs: [A, B] });
+  if (o.connect !== false) await connectBoth(h);
+  return h;
+}
 
 export interface InstallRun {
   /** The answer to GET /slack/install. */
@@ -213,7 +295,18 @@ export async function replyFrom(
     text,
     thread_ts: threadTs,
   });
-  const res = await eventFrom(h, from, {
+  const res = await eventFrom(h, from, threadReply(from, threadTs, text, ts));
+  return { ts, status: res.status };
+}
+
+/** A person's reply in a thread, as Slack sends the `message` event (`ts` now unless given). */
+export function threadReply(
+  from: Required<Pick<From, 'user' | 'channel'>>,
+  threadTs: string,
+  text: string,
+  ts = `${(Date.now() / 1000).toFixed(6)}`,
+): Record<string, unknown> {
+  return {
     type: 'message',
     user: from.user,
     text,
@@ -222,6 +315,5 @@ export async function replyFrom(
     channel: from.channel,
     channel_type: from.channel.startsWith('D') ? 'im' : 'channel',
     event_ts: ts,
-  });
-  return { ts, status: res.status };
+  };
 }

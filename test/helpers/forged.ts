@@ -13,18 +13,14 @@ import { expect } from 'vitest';
 import type { JobThread } from '../../src/store/types.ts';
 import { eventCallback } from '../fakes/slack/events.ts';
 import { SLACK_APP } from '../fakes/slack.ts';
-import { ALPHA, BETA, type From, install, vaultOf } from './distributed.ts';
-import { Harness, SECRETS } from './harness.ts';
+import { A, ALPHA, B, BETA, bothInstalled, type From, vaultOf } from './distributed.ts';
+import { type Harness, SECRETS } from './harness.ts';
 import { sleep } from './net.ts';
-import { formEncode, postSigned } from './slack-requests.ts';
+import { postSigned } from './slack-requests.ts';
 
 type Json = Record<string, unknown>;
 
-export const ALPHA_KEY = 'mint_alphaKEY_9f8e7d6c5b4a39281706';
-export const BETA_KEY = 'mint_betaKEY_0a1b2c3d4e5f60718293';
-export const A = { team: ALPHA.team, user: 'U0A1', channel: 'C0A1' };
-/** BETA's person, in BETA's own channel. */
-export const B = { team: BETA.team, user: 'U0B1', channel: 'C0B1' };
+export { A, ALPHA_KEY, B, BETA_KEY } from './distributed.ts';
 /** BETA's person, naming ALPHA's channel. */
 export const B_IN_A = { ...B, channel: A.channel };
 
@@ -41,20 +37,7 @@ export interface Alpha {
 export async function twoWorkspaces(
   engine: 'sqlite' | 'postgres',
 ): Promise<{ h: Harness; alpha: Alpha }> {
-  const h = await Harness.create({ engine, distributed: {} });
-  h.slack.addWorkspace(ALPHA);
-  h.slack.addWorkspace(BETA);
-  h.api.addProject('proj_alpha', ALPHA_KEY);
-  h.api.addProject('proj_beta', BETA_KEY);
-  await h.start();
-  await install(h, { team: A.team, user: A.user });
-  await install(h, { team: B.team, user: B.user });
-  const vault = vaultOf(h);
-  for (const [w, projectId, apiKey] of [
-    [A, 'proj_alpha', ALPHA_KEY],
-    [B, 'proj_beta', BETA_KEY],
-  ] as const)
-    await vault.connectDocs({ teamId: w.team }, { projectId, apiKey, connectedBy: w.user });
+  const h = await bothInstalled(engine);
   const store = h.botStore!;
   const now = Date.now();
   const thread = async (prompt: string) =>
@@ -188,26 +171,24 @@ export function betaEvent(h: Harness, event: Json, o: { envelopeTeam?: string } 
   return postSigned(h.eventsUrl, SECRETS.signingSecret, { body: JSON.stringify(body) });
 }
 
-/** An interaction payload (a click, a form) from BETA's person, signed; answers the ack. */
-export async function interact(h: Harness, payload: Json) {
-  const res = await postSigned(h.eventsUrl, SECRETS.signingSecret, {
-    body: formEncode({ payload: JSON.stringify(payload) }),
-  });
-  return { status: res.status, body: (res.json ?? null) as Json | null };
-}
-
-/** What every BETA interaction carries: its team, app, person, and a trigger of theirs. */
-function betaBase(h: Harness, from: From = B): Json {
+/**
+ * What every interaction of a person of a workspace outside any org carries, as Slack sends
+ * it: the team (its `domain`), the app, the person, and a trigger of theirs.
+ */
+export function payloadBase(h: Harness, from: From, domain: string): Json {
   return {
     user: { id: from.user, username: 'someone', name: 'someone', team_id: from.team },
     api_app_id: SLACK_APP.appId,
     token: 'legacy-verification-token',
     trigger_id: h.slack.issueTriggerId(from.user),
-    team: { id: from.team, domain: 'beta' },
+    team: { id: from.team, domain },
     enterprise: null,
     is_enterprise_install: false,
   };
 }
+
+/** What every interaction of BETA's person carries. */
+const betaBase = (h: Harness) => payloadBase(h, B, 'beta');
 
 /**
  * A click by BETA's person on a message of ALPHA's channel (`at`), with `action` as Slack
@@ -229,7 +210,7 @@ export async function betaClick(
     response_url: h.slack.responseUrl(responseId),
     actions: [{ block_id: 'b', action_ts: `${(Date.now() / 1000).toFixed(6)}`, ...action }],
   };
-  return { ...(await interact(h, payload)), responseId };
+  return { ...(await h.interact(payload)), responseId };
 }
 
 /** A form submitted by BETA's person: the callback id, its metadata and its inputs. */
@@ -247,7 +228,7 @@ export function betaSubmit(
       ),
     ]),
   );
-  return interact(h, {
+  return h.interact({
     type: 'view_submission',
     ...betaBase(h),
     view: {

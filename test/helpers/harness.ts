@@ -12,32 +12,14 @@ import { ApiEmulator } from '../fakes/api-emulator.ts';
 import { FakeSlack, type StoredMessage } from '../fakes/slack.ts';
 import { FakeSocketMode } from '../fakes/socket-mode.ts';
 import { type DistributedOptions, distributedEnv } from './distributed-env.ts';
+import { CHANNEL, PROJECT, SECRETS } from './harness-defaults.ts';
+import * as send from './harness-payloads.ts';
 import { memoryLogger } from './log.ts';
 import { eventually, freePort } from './net.ts';
 import { createTestDatabase, type TestDatabase } from './postgres.ts';
-import {
-  blockActions,
-  eventCallback,
-  findButton,
-  findOverflowOption,
-  formEncode,
-  messageEvent,
-  overflowActions,
-  postSigned,
-  slackEncode,
-  slashCommand,
-  viewSubmission,
-} from './slack-requests.ts';
+import { eventCallback } from './slack-requests.ts';
 
-export const SECRETS = {
-  botToken: 'xoxb-test-bot-token-0000000001',
-  appToken: 'xapp-1-test-app-token-000001',
-  signingSecret: 'test-signing-secret-0123456789abcdef',
-  apiKey: 'mint_test_admin_key_0123456789',
-} as const;
-export const PROJECT = 'proj_docs';
-export const CHANNEL = 'C0001';
-export const USER = 'U0001';
+export { CHANNEL, PROJECT, SECRETS, USER } from './harness-defaults.ts';
 
 export interface HarnessOptions {
   mode?: 'http' | 'socket';
@@ -52,6 +34,20 @@ export interface HarnessOptions {
    */
   distributed?: DistributedOptions;
 }
+
+/** What a test may set of the bot's options when it starts (`apiRetry` over fast defaults). */
+export type StartOptions = Pick<
+  BotOptions,
+  | 'digest'
+  | 'apiRetry'
+  | 'pendingRootMs'
+  | 'channelGapMs'
+  | 'updateLimit'
+  | 'work'
+  | 'lanes'
+  | 'forgetSweepMs'
+  | 'apiTimeoutMs'
+>;
 
 /** Short enough that a crashed replica's work is taken over within a test. */
 export const TEST_LEASE_MS = 2_000;
@@ -140,20 +136,7 @@ export class Harness {
   }
 
   /** `apiRetry` is merged over the harness's fast defaults. */
-  async start(
-    extra: Pick<
-      BotOptions,
-      | 'digest'
-      | 'apiRetry'
-      | 'pendingRootMs'
-      | 'channelGapMs'
-      | 'updateLimit'
-      | 'work'
-      | 'lanes'
-      | 'forgetSweepMs'
-      | 'apiTimeoutMs'
-    > = {},
-  ): Promise<void> {
+  async start(extra: StartOptions = {}): Promise<void> {
     this.bot = await this.#startBot(this.env, this.logChunks, extra, (store) => {
       this.botStore = store;
     });
@@ -182,18 +165,7 @@ export class Harness {
   async #startBot(
     env: Record<string, string>,
     chunks: string[],
-    extra: Pick<
-      BotOptions,
-      | 'digest'
-      | 'apiRetry'
-      | 'pendingRootMs'
-      | 'channelGapMs'
-      | 'updateLimit'
-      | 'work'
-      | 'localClock'
-      | 'lanes'
-      | 'apiTimeoutMs'
-    >,
+    extra: StartOptions & Pick<BotOptions, 'localClock'>,
     onStore: (store: Store) => void = () => {},
   ): Promise<Bot> {
     const r = loadConfig(env);
@@ -261,48 +233,9 @@ export class Harness {
     return openSqliteStore(url.slice('sqlite:'.length));
   }
 
-  /**
-   * Runs a slash command as Slack would, over HTTP or Socket Mode; returns the ack. Slack
-   * sends what the person typed with `&`, `<`, `>` encoded; `raw` sends text as given
-   * (e.g. the `<!channel>` Slack itself produces for a typed @channel mention).
-   */
-  async command(
-    text: string,
-    o: {
-      command?: string;
-      channel?: string;
-      /** What Slack names the conversation: `directmessage` in a DM, `mpdm-…` in a group DM. */
-      channelName?: string;
-      user?: string;
-      raw?: boolean;
-      url?: string;
-    } = {},
-  ) {
-    const responseUrl = this.slack.responseUrl();
-    const fields = slashCommand({
-      text: o.raw ? text : slackEncode(text),
-      response_url: responseUrl,
-      command: o.command ?? '/agent',
-      channel_id: o.channel ?? CHANNEL,
-      ...(o.channelName ? { channel_name: o.channelName } : {}),
-      user_id: o.user ?? USER,
-    });
-    if (this.socket) {
-      const ack = await this.socket.send('slash_commands', fields);
-      return {
-        status: 200,
-        body: (ack.payload ?? null) as Record<string, unknown> | null,
-        responseUrl,
-      };
-    }
-    const res = await postSigned(o.url ?? this.eventsUrl, SECRETS.signingSecret, {
-      body: formEncode(fields),
-    });
-    return {
-      status: res.status,
-      body: (res.json ?? null) as Record<string, unknown> | null,
-      responseUrl,
-    };
+  /** A slash command, as Slack sends it (test/helpers/harness-payloads.ts); answers the ack. */
+  command(text: string, o: send.CommandOptions = {}) {
+    return send.command(this, text, o);
   }
 
   /**
@@ -331,124 +264,41 @@ export class Harness {
   }
 
   /** A person replies in a thread: the message lands in Slack, then Slack sends the event. */
-  async reply(
-    threadTs: string,
-    text: string,
-    o: { user?: string; channel?: string; eventId?: string } = {},
-  ) {
-    const channel = o.channel ?? CHANNEL;
-    const user = o.user ?? USER;
-    const { ts } = this.slack.addUserMessage({
-      channel,
-      user,
-      text: slackEncode(text),
-      thread_ts: threadTs,
-    });
-    const body = messageEvent({
-      text: slackEncode(text),
-      channel,
-      user,
-      ts,
-      thread_ts: threadTs,
-      ...(o.eventId ? { event_id: o.eventId } : {}),
-    });
-    await this.deliverEvent(body);
-    return { ts, body };
+  reply(threadTs: string, text: string, o: Parameters<typeof send.reply>[3] = {}) {
+    return send.reply(this, threadTs, text, o);
   }
 
   /** Delivers an Events API envelope (a redelivery carries a retry number). */
-  async deliverEvent(body: Record<string, unknown>, retryNum?: number) {
-    if (this.socket) {
-      await this.socket.send(
-        'events_api',
-        body,
-        retryNum === undefined ? {} : { retryAttempt: retryNum, retryReason: 'timeout' },
-      );
-      return { status: 200 };
-    }
-    return postSigned(this.eventsUrl, SECRETS.signingSecret, {
-      body: JSON.stringify(body),
-      ...(retryNum === undefined ? {} : { retryNum, retryReason: 'http_timeout' }),
-    });
+  deliverEvent(body: Record<string, unknown>, retryNum?: number) {
+    return send.deliverEvent(this, body, retryNum);
   }
 
   event(inner: Record<string, unknown>) {
     return eventCallback(inner);
   }
 
-  /**
-   * Someone clicks the button `actionId` on a message the bot posted, as Slack would send
-   * it (signed HTTP, or an `interactive` envelope); throws when the message shows no such
-   * button. Returns the ack's status and body, and where the bot's answers to the click go.
-   */
-  async click(
-    messageTs: string,
-    actionId: string,
-    o: { user?: string; channel?: string; url?: string; triggerIssuedAt?: number } = {},
-  ) {
-    const channel = o.channel ?? CHANNEL;
-    const user = o.user ?? USER;
-    const msg = this.slack.history(channel).find((m) => m.ts === messageTs);
-    const found = findButton(msg, actionId);
-    if (!found) throw new Error(`no button ${actionId} on message ${messageTs}`);
-    const responseId = `click-${Math.random().toString(36).slice(2)}`;
-    const payload = blockActions({
-      channel,
-      messageTs,
-      user,
-      triggerId: this.slack.issueTriggerId(user, o.triggerIssuedAt),
-      responseUrl: this.slack.responseUrl(responseId),
-      ...found,
-    });
-    return { ...(await this.interact(payload, o.url)), responseId };
+  /** A click on a button of a message the bot posted; answers the ack and its response id. */
+  click(messageTs: string, actionId: string, o: Parameters<typeof send.click>[3] = {}) {
+    return send.click(this, messageTs, actionId, o);
   }
 
-  /**
-   * Someone picks the option `value` of an overflow menu (⋯) on a message the bot posted;
-   * throws when the message shows no such option. Returns what `click` returns.
-   */
-  async choose(
-    messageTs: string,
-    value: string,
-    o: { user?: string; channel?: string; url?: string } = {},
-  ) {
-    const channel = o.channel ?? CHANNEL;
-    const user = o.user ?? USER;
-    const msg = this.slack.history(channel).find((m) => m.ts === messageTs);
-    const found = findOverflowOption(msg, value);
-    if (!found) throw new Error(`no menu option ${value} on message ${messageTs}`);
-    const responseId = `choose-${Math.random().toString(36).slice(2)}`;
-    const payload = overflowActions({
-      channel,
-      messageTs,
-      user,
-      triggerId: this.slack.issueTriggerId(user),
-      responseUrl: this.slack.responseUrl(responseId),
-      ...found,
-    });
-    return { ...(await this.interact(payload, o.url)), responseId };
+  /** A choice in an overflow menu (⋯) of a message the bot posted; answers what `click` does. */
+  choose(messageTs: string, value: string, o: Parameters<typeof send.choose>[3] = {}) {
+    return send.choose(this, messageTs, value, o);
   }
 
   /** Someone submits a modal the bot opened, with these input values. */
-  async submitView(
+  submitView(
     view: Record<string, unknown>,
     values: Record<string, Record<string, string | null>>,
-    o: { user?: string; url?: string } = {},
+    o: Parameters<typeof send.submitView>[3] = {},
   ) {
-    return this.interact(viewSubmission(view, o.user ?? USER, values), o.url);
+    return send.submitView(this, view, values, o);
   }
 
   /** An interaction payload: form-encoded `payload=` over HTTP, `interactive` over Socket Mode. */
-  async interact(payload: Record<string, unknown>, url?: string) {
-    if (this.socket) {
-      const ack = await this.socket.send('interactive', payload);
-      return { status: 200, body: (ack.payload ?? null) as Record<string, unknown> | null };
-    }
-    const res = await postSigned(url ?? this.eventsUrl, SECRETS.signingSecret, {
-      body: formEncode({ payload: JSON.stringify(payload) }),
-    });
-    const body = (res.json ?? null) as Record<string, unknown> | null;
-    return { status: res.status, body };
+  interact(payload: Record<string, unknown>, url?: string) {
+    return send.interact(this, payload, url);
   }
 
   /** Posts as the bot, straight to the fake Slack: what a bot that died right after did. */

@@ -1,6 +1,7 @@
-import { type ChildProcess, spawn } from 'node:child_process';
+import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { readdirSync, readFileSync } from 'node:fs';
+import { promisify } from 'node:util';
 import { eventually } from './net.ts';
 
 export interface BotProcess {
@@ -23,6 +24,26 @@ export function spawnBot(env: Record<string, string>): BotProcess {
   child.stderr?.on('data', (c) => chunks.push(String(c)));
   const exited = once(child, 'exit').then(([code]) => code as number | null);
   return { child, output: () => chunks.join(''), exited };
+}
+
+/**
+ * An operator's script (`scripts/….ts`) as `npm run` runs it: its own process, with `env` and
+ * PATH only. Answers its exit code and everything it wrote (stdout, then stderr).
+ */
+export async function runScript(
+  script: string,
+  args: string[],
+  env: Record<string, string>,
+): Promise<{ code: number; output: string }> {
+  try {
+    const { stdout } = await promisify(execFile)(process.execPath, [script, ...args], {
+      env: { PATH: process.env.PATH ?? '', ...env },
+    });
+    return { code: 0, output: stdout };
+  } catch (err) {
+    const e = err as { code: number; stdout: string; stderr: string };
+    return { code: e.code, output: e.stdout + e.stderr };
+  }
 }
 
 /** Waits until a GET on `url` answers 2xx (the bot is up, or ready). */

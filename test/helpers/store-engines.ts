@@ -46,6 +46,24 @@ export async function freshDatabase(
   };
 }
 
+/** `fresh(kind)`, once or more in a test: a fresh database, each dropped after the test. */
+export function freshDatabaseEachTest(): (kind: EngineKind) => Promise<FreshDatabase> {
+  const made: FreshDatabase[] = [];
+  afterEach(async () => {
+    for (const db of made.splice(0)) await db.drop();
+  });
+  return async (kind) => {
+    const db = await freshDatabase(kind);
+    made.push(db);
+    return db;
+  };
+}
+
+/** The DATABASE_URL that names the database, as the bot and the scripts read it. */
+export function databaseUrl(db: FreshDatabase): string {
+  return db.kind === 'sqlite' ? `sqlite:${db.at}` : db.at;
+}
+
 /** This build's store on the database; every call is another process on the same data. */
 export function openStore(db: FreshDatabase, poolSize: number): Promise<Store> {
   return db.kind === 'sqlite'

@@ -10,13 +10,12 @@
  * submitted). The real bot over HTTP against the fake Slack and the API emulator, on both
  * engines.
  */
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { refusalText } from '../../src/access.ts';
 import { FOLLOW_UP_INPUT } from '../../src/slack/action-blocks.ts';
-import { SLACK_APP } from '../fakes/slack.ts';
 import { openModal, submit } from '../helpers/connect.ts';
-import { commandFrom, type From } from '../helpers/distributed.ts';
-import { A, type Alpha, interact, twoWorkspaces } from '../helpers/forged.ts';
+import { closeAfterEach, commandFrom, type From } from '../helpers/distributed.ts';
+import { A, type Alpha, payloadBase, twoWorkspaces } from '../helpers/forged.ts';
 import type { Harness } from '../helpers/harness.ts';
 import { eventually, sleep } from '../helpers/net.ts';
 import { engineKinds } from '../helpers/store-engines.ts';
@@ -25,30 +24,19 @@ type Json = Record<string, unknown>;
 
 let h: Harness;
 let alpha: Alpha;
-afterEach(async (ctx) => {
-  if (ctx.task.result?.state === 'fail') console.error(h.logs.split('\n').slice(-40).join('\n'));
-  await h.close();
-});
+closeAfterEach(() => h);
 
 /** Alpha's installer (its Docs Agent admin, and the requester of its jobs) and a member. */
 const ADMIN = A;
 const MEMBER = { ...A, user: 'U0A2' };
 
 /** What an ALPHA interaction carries as Slack sends it. */
-const base = (from: From) => ({
-  user: { id: from.user, username: 'someone', name: 'someone', team_id: from.team },
-  api_app_id: SLACK_APP.appId,
-  token: 'legacy-verification-token',
-  trigger_id: h.slack.issueTriggerId(from.user),
-  team: { id: from.team, domain: 'alpha' },
-  enterprise: null,
-  is_enterprise_install: false,
-});
+const base = (from: From) => payloadBase(h, from, 'alpha');
 
 /** A click on a job's root button in Alpha's channel; answers its response id. */
 async function click(from: From, actionId: string, threadId: number, rootTs: string) {
   const responseId = `click-${Math.random().toString(36).slice(2)}`;
-  const res = await interact(h, {
+  const res = await h.interact({
     type: 'block_actions',
     ...base(from),
     container: { type: 'message', message_ts: rootTs, channel_id: A.channel },
@@ -64,7 +52,7 @@ async function click(from: From, actionId: string, threadId: number, rootTs: str
 
 /** The follow-up form `view` (as Slack opened it) submitted by `from` with this text. */
 function submitFollowUp(from: From, view: Json, text: string) {
-  return interact(h, {
+  return h.interact({
     type: 'view_submission',
     ...base(from),
     view: {

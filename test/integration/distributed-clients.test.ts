@@ -14,34 +14,34 @@
 import { LogLevel, WebClient } from '@slack/web-api';
 import SqliteDatabase from 'better-sqlite3';
 import pg from 'pg';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { NOT_INSTALLED } from '../../src/chat-errors.ts';
 import type { Store } from '../../src/store/types.ts';
 import { createVault, type Vault } from '../../src/workspaces/vault.ts';
 import {
   ALPHA,
   BETA,
+  closeAfterEach,
   deliver,
   EAST,
   eventFrom,
   GLOBEX,
   install,
   keyringOf,
+  startDistributed,
 } from '../helpers/distributed.ts';
-import { Harness } from '../helpers/harness.ts';
+import type { Harness } from '../helpers/harness.ts';
 import { eventually, sleep } from '../helpers/net.ts';
 import { engineKinds } from '../helpers/store-engines.ts';
 
 let h: Harness;
-afterEach(async (ctx) => {
-  if (ctx.task.result?.state === 'fail') console.error(h.logs.split('\n').slice(-40).join('\n'));
-  await h.close();
-});
+closeAfterEach(() => h);
 
 async function start(engine: 'sqlite' | 'postgres', tokenRotation = false): Promise<void> {
-  h = await Harness.create({ engine, distributed: { tokenRotation } });
-  for (const ws of [ALPHA, BETA, EAST]) h.slack.addWorkspace(ws);
-  await h.start();
+  h = await startDistributed(engine, {
+    distributed: { tokenRotation },
+    workspaces: [ALPHA, BETA, EAST],
+  });
 }
 
 interface Where {

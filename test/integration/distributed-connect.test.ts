@@ -5,7 +5,7 @@
  * and the refusals: someone who is not an admin, a form of another workspace. The real bot
  * over HTTP against the fake Slack and the API emulator, on both engines.
  */
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { NOT_CONNECTED_TEXT } from '../../src/slack/connect-blocks.ts';
 import {
   buttonsOf,
@@ -18,34 +18,34 @@ import {
   submit,
   textOf,
 } from '../helpers/connect.ts';
-import { ALPHA, BETA, commandFrom, install, vaultOf } from '../helpers/distributed.ts';
-import { Harness } from '../helpers/harness.ts';
+import {
+  A,
+  ALPHA,
+  ALPHA_KEY,
+  B,
+  BETA,
+  closeAfterEach,
+  commandFrom,
+  startDistributed,
+  vaultOf,
+} from '../helpers/distributed.ts';
+import type { Harness } from '../helpers/harness.ts';
 import { eventually, sleep } from '../helpers/net.ts';
 import { engineKinds } from '../helpers/store-engines.ts';
 
 let h: Harness;
-afterEach(async (ctx) => {
-  if (ctx.task.result?.state === 'fail') console.error(h.logs.split('\n').slice(-40).join('\n'));
-  await h.close();
-});
+closeAfterEach(() => h);
 
-const ADMIN = { team: ALPHA.team, user: 'U0A1', channel: 'C0A1' };
-const MEMBER = { team: ALPHA.team, user: 'U0A2', channel: 'C0A1' };
-const BETA_ADMIN = { team: BETA.team, user: 'U0B1', channel: 'C0B1' };
-/** The keys of two projects of other organisations, each good for its own project only. */
-const ALPHA_KEY = 'mint_alphaKEY_9f8e7d6c5b4a39281706';
+const ADMIN = A;
+const MEMBER = { ...A, user: 'U0A2' };
+const BETA_ADMIN = B;
+/** The key of a project of another organisation (ALPHA_KEY is proj_alpha's), good for it only. */
 const OTHER_KEY = 'mint_otherKEY_0a1b2c3d4e5f60718293';
 const PROJECT = 'proj_alpha';
 
 async function start(engine: 'sqlite' | 'postgres') {
-  h = await Harness.create({ engine, distributed: {} });
-  h.slack.addWorkspace(ALPHA);
-  h.slack.addWorkspace(BETA);
-  h.api.addProject(PROJECT, ALPHA_KEY);
-  h.api.addProject('proj_other', OTHER_KEY);
-  await h.start();
-  await install(h, { team: ALPHA.team, user: ADMIN.user });
-  await install(h, { team: BETA.team, user: BETA_ADMIN.user });
+  const projects = { [PROJECT]: ALPHA_KEY, proj_other: OTHER_KEY };
+  h = await startDistributed(engine, { projects, installs: [ADMIN, BETA_ADMIN] });
 }
 
 const connection = async (team = ALPHA.team) =>

@@ -4,49 +4,42 @@
  * under its workspace (two replicas post it once). The real bot over HTTP against the fake
  * Slack and the API emulator, on both engines.
  */
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { cronAt } from '../helpers/digest.ts';
-import { ALPHA, BETA, install, vaultOf } from '../helpers/distributed.ts';
-import { Harness } from '../helpers/harness.ts';
+import {
+  A,
+  ALPHA,
+  ALPHA_KEY,
+  B,
+  BETA,
+  BETA_KEY,
+  bothInstalled,
+  closeAfterEach,
+  keyOf,
+  vaultOf,
+} from '../helpers/distributed.ts';
+import type { Harness } from '../helpers/harness.ts';
 import { eventually, sleep } from '../helpers/net.ts';
 import { reportHeadlines } from '../helpers/reports.ts';
 import { engineKinds } from '../helpers/store-engines.ts';
 
 let h: Harness;
-afterEach(async (ctx) => {
-  if (ctx.task.result?.state === 'fail') console.error(h.logs.split('\n').slice(-40).join('\n'));
-  await h.close();
-});
-
-const A_KEY = 'mint_alphaKEY_9f8e7d6c5b4a39281706';
-const B_KEY = 'mint_betaKEY_0a1b2c3d4e5f607182934';
-const keyOf = (r: { authorization?: string | undefined }) =>
-  r.authorization?.replace(/^Bearer /, '');
+closeAfterEach(() => h);
 
 describe.each(engineKinds)('distributed mode: each workspace its digest (%s)', (engine) => {
   it("posts each connected workspace's digest in its channel, with its key and token, once across replicas", async () => {
-    h = await Harness.create({ engine, distributed: {} });
-    h.slack.addWorkspace(ALPHA);
-    h.slack.addWorkspace(BETA);
-    h.api.addProject('proj_alpha', A_KEY);
-    h.api.addProject('proj_beta', B_KEY);
-    await h.start({ digest: { syncMs: 200 } });
+    h = await bothInstalled(engine, { start: { digest: { syncMs: 200 } } });
     const due = cronAt(new Date(Date.now() - 3_600_000));
     const sides = [
-      { team: ALPHA.team, user: 'U0A1', channel: 'C0A1', project: 'proj_alpha', key: A_KEY },
-      { team: BETA.team, user: 'U0B1', channel: 'C0B1', project: 'proj_beta', key: B_KEY },
+      { ...A, project: 'proj_alpha', key: ALPHA_KEY },
+      { ...B, project: 'proj_beta', key: BETA_KEY },
     ];
-    for (const s of sides) {
-      await install(h, { team: s.team, user: s.user });
-      const ws = { teamId: s.team };
-      await vaultOf(h).connectDocs(ws, {
-        projectId: s.project,
-        apiKey: s.key,
-        connectedBy: s.user,
-      });
-      // Missed an hour ago: caught up as soon as the settings are read.
-      await vaultOf(h).updateSettings(ws, { digestChannel: s.channel, digestCron: due });
-    }
+    // Missed an hour ago: caught up as soon as the settings are read.
+    for (const s of sides)
+      await vaultOf(h).updateSettings(
+        { teamId: s.team },
+        { digestChannel: s.channel, digestCron: due },
+      );
     // Another replica, reading the same settings at its start: it races for the same runs.
     await h.startReplica([]);
     for (const s of sides)

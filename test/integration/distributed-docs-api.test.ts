@@ -8,7 +8,7 @@
  * site apply to it alone. The real bot over HTTP against the fake Slack and the emulator, on
  * both engines.
  */
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { refusalText } from '../../src/access.ts';
 import { createBudgets } from '../../src/app/budgets.ts';
 import { loadConfig } from '../../src/config/config.ts';
@@ -16,59 +16,47 @@ import { NOT_CONNECTED_TEXT } from '../../src/slack/connect-blocks.ts';
 import type { RecordedRequest } from '../fakes/api-emulator.ts';
 import { homeClick } from '../helpers/connect.ts';
 import {
+  A,
   ALPHA,
+  ALPHA_KEY,
+  B,
   BETA,
+  BETA_KEY,
+  bothInstalled,
+  closeAfterEach,
   commandFrom,
   EAST,
   type From,
   GLOBEX,
   install,
+  keyOf,
   replyFrom,
   vaultOf,
 } from '../helpers/distributed.ts';
-import { Harness, SECRETS } from '../helpers/harness.ts';
+import { type Harness, SECRETS } from '../helpers/harness.ts';
 import { eventually, sleep } from '../helpers/net.ts';
 import { engineKinds } from '../helpers/store-engines.ts';
 
 let h: Harness;
-afterEach(async (ctx) => {
-  if (ctx.task.result?.state === 'fail') console.error(h.logs.split('\n').slice(-40).join('\n'));
-  await h.close();
-});
+closeAfterEach(() => h);
 
-const A = { team: ALPHA.team, user: 'U0A1', channel: 'C0A1' };
-const B = { team: BETA.team, user: 'U0B1', channel: 'C0B1' };
-/** Each project's own key: the emulator answers 403 to it for any other project. */
-const A_KEY = 'mint_alphaKEY_9f8e7d6c5b4a39281706';
-const B_KEY = 'mint_betaKEY_0a1b2c3d4e5f607182934';
+/** Each project's own key (ALPHA_KEY, BETA_KEY too): the emulator answers 403 to it for any other. */
 const E_KEY = 'mint_eastKEY_5e4d3c2b1a0f9e8d7c6b5';
-const KEY_OF: Record<string, string> = { proj_alpha: A_KEY, proj_beta: B_KEY, proj_east: E_KEY };
+const KEY_OF: Record<string, string> = {
+  proj_alpha: ALPHA_KEY,
+  proj_beta: BETA_KEY,
+  proj_east: E_KEY,
+};
 /** A team of an Enterprise Grid org, served by the org's org-wide install. */
 const E = { team: EAST.team, user: 'W0G1', channel: 'C0G1', enterprise: GLOBEX.id, orgWide: true };
 
 async function start(engine: 'sqlite' | 'postgres', env: Record<string, string> = {}) {
-  h = await Harness.create({ engine, distributed: {}, env });
-  for (const ws of [ALPHA, BETA, EAST]) h.slack.addWorkspace(ws);
-  h.api.addProject('proj_alpha', A_KEY);
-  h.api.addProject('proj_beta', B_KEY);
-  h.api.addProject('proj_east', E_KEY);
-  await h.start();
-  await install(h, { team: ALPHA.team, user: A.user });
-  await install(h, { team: BETA.team, user: B.user });
-  const vault = vaultOf(h);
-  await vault.connectDocs(
-    { teamId: A.team },
-    { projectId: 'proj_alpha', apiKey: A_KEY, connectedBy: A.user },
-  );
-  await vault.connectDocs(
-    { teamId: B.team },
-    { projectId: 'proj_beta', apiKey: B_KEY, connectedBy: B.user },
-  );
+  const workspaces = [ALPHA, BETA, EAST];
+  h = await bothInstalled(engine, { env, workspaces, projects: { proj_east: E_KEY } });
 }
 
 const projectOf = (r: RecordedRequest) =>
   /^\/v[12]\/(?:agent|analytics)\/([^/]+)/.exec(r.path)?.[1];
-const keyOf = (r: RecordedRequest) => r.authorization?.replace(/^Bearer /, '');
 const madeWith = (key: string) => h.api.requests.filter((r) => keyOf(r) === key);
 
 /** `/agent` from a workspace: waits for its job, its root message, and its first poll. */
@@ -138,6 +126,10 @@ describe.each(engineKinds)('distributed mode: the docs API per workspace (%s)', 
     expect(await answer('project proj_beta')).toContain(
       "Every channel of this workspace uses the docs project connected in Docs Agent's App Home",
     );
+    // The help says the same: the project is the App Home's, not `/agent project <id>`'s.
+    const help = String((await commandFrom(h, A, 'help')).body?.text);
+    expect(help).toContain("a Docs Agent admin connects or replaces it from Docs Agent's App Home");
+    expect(help).not.toContain('/agent project &lt;projectId&gt;');
     const byProject = new Map<string, Set<string>>();
     for (const r of h.api.requests) {
       const p = String(projectOf(r));
@@ -157,8 +149,8 @@ describe.each(engineKinds)('distributed mode: the docs API per workspace (%s)', 
       expect([r.path, keyOf(r)]).toEqual([r.path, KEY_OF[String(projectOf(r))]]);
       expect([r.path, r.status]).toEqual([r.path, r.kind === 'create' ? 201 : 200]);
     }
-    expect(h.logs).not.toContain(A_KEY);
-    expect(h.logs).not.toContain(B_KEY);
+    expect(h.logs).not.toContain(ALPHA_KEY);
+    expect(h.logs).not.toContain(BETA_KEY);
   });
 
   it('makes no call for a workspace disconnected from its Home, and calls again once it connects', async () => {
@@ -172,13 +164,15 @@ describe.each(engineKinds)('distributed mode: the docs API per workspace (%s)', 
       'disconnected',
     );
     await sleep(300); // a poll already on the wire may still land
-    const alphaCalls = madeWith(A_KEY).length;
-    const betaCalls = madeWith(B_KEY).length;
+    const alphaCalls = madeWith(ALPHA_KEY).length;
+    const betaCalls = madeWith(BETA_KEY).length;
     // Polls run every 400 ms at most: Beta's go on, Alpha's job is not asked about.
     await sleep(1_500);
-    expect(madeWith(A_KEY)).toHaveLength(alphaCalls);
-    expect(madeWith(B_KEY).length).toBeGreaterThan(betaCalls);
-    expect(h.api.requests.filter((r) => keyOf(r) !== A_KEY && keyOf(r) !== B_KEY)).toEqual([]);
+    expect(madeWith(ALPHA_KEY)).toHaveLength(alphaCalls);
+    expect(madeWith(BETA_KEY).length).toBeGreaterThan(betaCalls);
+    expect(h.api.requests.filter((r) => keyOf(r) !== ALPHA_KEY && keyOf(r) !== BETA_KEY)).toEqual(
+      [],
+    );
     const notConnected = h
       .logLines()
       .filter((l) => l.msg === 'poll.failed' && l.kind === 'not_connected');
@@ -186,7 +180,7 @@ describe.each(engineKinds)('distributed mode: the docs API per workspace (%s)', 
     // Its commands are answered with how to connect, calling nothing.
     const ack = await commandFrom(h, A, 'Another page');
     expect(ack.body).toEqual({ response_type: 'ephemeral', text: NOT_CONNECTED_TEXT });
-    expect(madeWith(A_KEY)).toHaveLength(alphaCalls);
+    expect(madeWith(ALPHA_KEY)).toHaveLength(alphaCalls);
     // Connected again (with the organisation's admin key): its job is polled with that key.
     await vaultOf(h).connectDocs(
       { teamId: A.team },
@@ -229,9 +223,9 @@ describe.each(engineKinds)('distributed mode: the docs API per workspace (%s)', 
       () => h.logLines().some((l) => l.msg === 'insights.posted' && l.channelId === B.channel),
       "Beta's insights",
     );
-    expect(madeWith(A_KEY)).toEqual([]);
-    expect(madeWith(B_KEY).filter((r) => r.kind === 'visitors').length).toBeGreaterThan(0);
-    expect(madeWith(B_KEY).filter((r) => r.kind === 'searches').length).toBeGreaterThan(0);
+    expect(madeWith(ALPHA_KEY)).toEqual([]);
+    expect(madeWith(BETA_KEY).filter((r) => r.kind === 'visitors').length).toBeGreaterThan(0);
+    expect(madeWith(BETA_KEY).filter((r) => r.kind === 'searches').length).toBeGreaterThan(0);
     expect(h.api.requests.every((r) => projectOf(r) === 'proj_beta')).toBe(true);
   });
 

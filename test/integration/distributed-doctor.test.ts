@@ -5,51 +5,39 @@
  * budget. A workspace with nothing connected is told how to connect, and nothing reaches the
  * API. The real bot over HTTP against the fake Slack and the API emulator, on both engines.
  */
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createBudgets } from '../../src/app/budgets.ts';
 import { loadConfig } from '../../src/config/config.ts';
-import type { RecordedRequest } from '../fakes/api-emulator.ts';
-import { ALPHA, BETA, commandFrom, type From, install, vaultOf } from '../helpers/distributed.ts';
-import { Harness } from '../helpers/harness.ts';
+import {
+  A,
+  ALPHA_KEY,
+  B,
+  BETA_KEY,
+  bothInstalled,
+  closeAfterEach,
+  commandFrom,
+  connectBoth,
+  type From,
+  keyOf,
+} from '../helpers/distributed.ts';
+import type { Harness } from '../helpers/harness.ts';
 import { engineKinds } from '../helpers/store-engines.ts';
 
 let h: Harness;
-afterEach(async (ctx) => {
-  if (ctx.task.result?.state === 'fail') console.error(h.logs.split('\n').slice(-40).join('\n'));
-  await h.close();
-});
+closeAfterEach(() => h);
 
-const A = { team: ALPHA.team, user: 'U0A1', channel: 'C0A1' };
 const A_MEMBER = { ...A, user: 'U0A2' };
-const B = { team: BETA.team, user: 'U0B1', channel: 'C0B1' };
-const A_KEY = 'mint_alphaKEY_9f8e7d6c5b4a39281706';
-const B_KEY = 'mint_betaKEY_0a1b2c3d4e5f607182934';
 
 async function start(
   engine: 'sqlite' | 'postgres',
   env: Record<string, string> = {},
   apiTimeoutMs?: number,
 ) {
-  h = await Harness.create({ engine, distributed: {}, env });
-  h.slack.addWorkspace(ALPHA);
-  h.slack.addWorkspace(BETA);
-  h.api.addProject('proj_alpha', A_KEY);
-  h.api.addProject('proj_beta', B_KEY);
-  await h.start(apiTimeoutMs ? { apiTimeoutMs } : {});
-  await install(h, { team: A.team, user: A.user });
-  await install(h, { team: B.team, user: B.user });
-}
-
-async function connectBoth() {
-  const vault = vaultOf(h);
-  await vault.connectDocs(
-    { teamId: A.team },
-    { projectId: 'proj_alpha', apiKey: A_KEY, connectedBy: A.user },
-  );
-  await vault.connectDocs(
-    { teamId: B.team },
-    { projectId: 'proj_beta', apiKey: B_KEY, connectedBy: B.user },
-  );
+  h = await bothInstalled(engine, {
+    env,
+    start: apiTimeoutMs ? { apiTimeoutMs } : {},
+    connect: false,
+  });
 }
 
 /** `/agent doctor` from a person; answers what they were told and how long it took. */
@@ -60,8 +48,6 @@ async function doctor(from: From) {
   const answer = await h.slack.waitForResponse((r) => r.id === ack.responseId, 15_000);
   return { text: String((answer.body as { text?: string }).text), ms: Date.now() - started };
 }
-
-const keyOf = (r: RecordedRequest) => r.authorization?.replace(/^Bearer /, '');
 
 describe.each(engineKinds)('distributed mode: /agent doctor for a workspace (%s)', (engine) => {
   it("tells a workspace's admin it is not connected and how to connect, calling no API", async () => {
@@ -83,7 +69,7 @@ describe.each(engineKinds)('distributed mode: /agent doctor for a workspace (%s)
 
   it('checks the asking workspace\u2019s own key live and shows its budgets, nothing of another', async () => {
     await start(engine);
-    await connectBoth();
+    await connectBoth(h);
     const config = loadConfig(h.env);
     if (!config.ok || !h.botStore) throw new Error('no bot');
     const budgets = createBudgets(config.config, h.botStore);
@@ -105,9 +91,10 @@ describe.each(engineKinds)('distributed mode: /agent doctor for a workspace (%s)
     ]);
     // One read, of Alpha's project, with Alpha's key; nothing of Beta's said or used.
     expect(h.api.requests.map((r) => [r.kind, r.path, keyOf(r)])).toEqual([
-      ['jobs', '/v1/agent/proj_alpha/jobs', A_KEY],
+      ['jobs', '/v1/agent/proj_alpha/jobs', ALPHA_KEY],
     ]);
-    for (const other of ['proj_beta', B_KEY, A_KEY, '60', '93']) expect(text).not.toContain(other);
+    for (const other of ['proj_beta', BETA_KEY, ALPHA_KEY, '60', '93'])
+      expect(text).not.toContain(other);
     // Beta's key is refused now: Beta's admin is told to replace it; Alpha's answer is unmoved.
     h.api.inject('jobs', { status: 401 });
     const beta = await doctor(B);
@@ -117,14 +104,14 @@ describe.each(engineKinds)('distributed mode: /agent doctor for a workspace (%s)
     expect(beta.text).toContain('60 of 100 uses');
     expect(beta.text).toContain('93 of 100 requests');
     expect(beta.text).not.toMatch(/proj_alpha|U0A1/);
-    expect(h.api.requests.map((r) => keyOf(r))).toEqual([A_KEY, B_KEY]);
-    for (const secret of [A_KEY, B_KEY]) expect(h.logs).not.toContain(secret);
+    expect(h.api.requests.map((r) => keyOf(r))).toEqual([ALPHA_KEY, BETA_KEY]);
+    for (const secret of [ALPHA_KEY, BETA_KEY]) expect(h.logs).not.toContain(secret);
   });
 
   it('bounds the key check: an API that does not answer is said within 3 s', async () => {
     // The client's own timeout is longer than the doctor's: the doctor's bound is what acts.
     await start(engine, {}, 30_000);
-    await connectBoth();
+    await connectBoth(h);
     h.api.inject('jobs', { slowMs: 20_000 });
     const { text, ms } = await doctor(A);
     expect(text).toContain(
@@ -136,7 +123,7 @@ describe.each(engineKinds)('distributed mode: /agent doctor for a workspace (%s)
 
   it("gives the deployment's admins its checks and the workspace's, under it", async () => {
     await start(engine, { ADMIN_USERS: 'U0A2' });
-    await connectBoth();
+    await connectBoth(h);
     const { text } = await doctor(A_MEMBER);
     const lines = text.split('\n');
     expect(lines[1]).toBe(

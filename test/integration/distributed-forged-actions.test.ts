@@ -19,22 +19,23 @@
  * its token), tells BETA's person plainly, and logs one line of ids. The real bot over HTTP,
  * on both engines.
  */
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { UNKNOWN_JOB } from '../../src/jobs/retry.ts';
 import { FOLLOW_UP_INPUT, FOLLOW_UP_VIEW } from '../../src/slack/action-blocks.ts';
 import { DOCS_ACTIONS, DOCS_VIEWS } from '../../src/slack/connect-blocks.ts';
 import { choiceValue, GAP_ACTION } from '../../src/slack/gap-blocks.ts';
 import { DRAFT_INPUT, DRAFT_VIEW } from '../../src/slack/insight-drafts.ts';
-import { SLACK_APP } from '../fakes/slack.ts';
+import { closeAfterEach } from '../helpers/distributed.ts';
 import {
   A,
   type Alpha,
   alphaBefore,
   alphaUntouched,
   B,
+  BETA_KEY,
   betaClick,
   betaSubmit,
-  interact,
+  payloadBase,
   refusedLines,
   toldThrough,
   twoWorkspaces,
@@ -45,10 +46,7 @@ import { engineKinds } from '../helpers/store-engines.ts';
 
 let h: Harness;
 let alpha: Alpha;
-afterEach(async (ctx) => {
-  if (ctx.task.result?.state === 'fail') console.error(h.logs.split('\n').slice(-40).join('\n'));
-  await h.close();
-});
+closeAfterEach(() => h);
 
 async function start(engine: 'sqlite' | 'postgres') {
   ({ h, alpha } = await twoWorkspaces(engine));
@@ -192,12 +190,9 @@ describe.each(engineKinds)('distributed mode: forged clicks and forms (%s)', (en
     expect(refusedLines(h)).toEqual([]);
     // The one-job-per-insight claim is BETA's: ALPHA's own form for that message still starts.
     const alphaForm = { ...JSON.parse(String(view.private_metadata)), teamId: A.team };
-    const own = await interact(h, {
+    const own = await h.interact({
       type: 'view_submission',
-      user: { id: A.user, team_id: A.team },
-      team: { id: A.team, domain: 'alpha' },
-      api_app_id: SLACK_APP.appId,
-      trigger_id: h.slack.issueTriggerId(A.user),
+      ...payloadBase(h, A, 'alpha'),
       view: {
         id: 'VALPHAFORM',
         team_id: A.team,
@@ -216,19 +211,16 @@ describe.each(engineKinds)('distributed mode: forged clicks and forms (%s)', (en
     const alphaMeta = JSON.stringify({ teamId: A.team, enterpriseId: null });
     const connect = await betaSubmit(h, DOCS_VIEWS.connect, alphaMeta, {
       docs_project: { value: 'proj_beta' },
-      docs_key: { value: 'mint_betaKEY_0a1b2c3d4e5f60718293' },
+      docs_key: { value: BETA_KEY },
     });
     const settings = await betaSubmit(h, DOCS_VIEWS.settings, alphaMeta, {});
     for (const form of [connect, settings])
       expect(JSON.stringify(form.body)).toContain('belongs to another workspace');
     // Home buttons from a view that says it is ALPHA's.
     for (const actionId of Object.values(DOCS_ACTIONS)) {
-      const res = await interact(h, {
+      const res = await h.interact({
         type: 'block_actions',
-        user: { id: B.user, team_id: B.team },
-        team: { id: B.team, domain: 'beta' },
-        api_app_id: SLACK_APP.appId,
-        trigger_id: h.slack.issueTriggerId(B.user),
+        ...payloadBase(h, B, 'beta'),
         container: { type: 'view', view_id: 'VHOME' },
         view: { id: 'VHOME', team_id: A.team, type: 'home', private_metadata: '' },
         actions: [{ action_id: actionId, block_id: 'docs_admin', type: 'button' }],

@@ -11,8 +11,8 @@
  * Slack call with its token) and nothing of ALPHA's is read back to BETA. The real bot over
  * HTTP, on both engines.
  */
-import { afterEach, describe, expect, it } from 'vitest';
-import { commandFrom } from '../helpers/distributed.ts';
+import { describe, expect, it } from 'vitest';
+import { closeAfterEach, commandFrom } from '../helpers/distributed.ts';
 import {
   A,
   type Alpha,
@@ -30,10 +30,7 @@ import { engineKinds } from '../helpers/store-engines.ts';
 
 let h: Harness;
 let alpha: Alpha;
-afterEach(async (ctx) => {
-  if (ctx.task.result?.state === 'fail') console.error(h.logs.split('\n').slice(-40).join('\n'));
-  await h.close();
-});
+closeAfterEach(() => h);
 
 async function start(engine: 'sqlite' | 'postgres') {
   ({ h, alpha } = await twoWorkspaces(engine));

@@ -16,9 +16,17 @@
  * Nothing of ALPHA changes (rows, its job at the API, no Slack call with its token). The
  * real bot over HTTP, on both engines.
  */
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { eventCallback } from '../fakes/slack/events.ts';
-import { ALPHA, BETA, homeOpened, said, vaultOf } from '../helpers/distributed.ts';
+import {
+  ALPHA,
+  BETA,
+  closeAfterEach,
+  homeOpened,
+  said,
+  threadReply,
+  vaultOf,
+} from '../helpers/distributed.ts';
 import {
   A,
   type Alpha,
@@ -36,10 +44,7 @@ import { engineKinds } from '../helpers/store-engines.ts';
 
 let h: Harness;
 let alpha: Alpha;
-afterEach(async (ctx) => {
-  if (ctx.task.result?.state === 'fail') console.error(h.logs.split('\n').slice(-40).join('\n'));
-  await h.close();
-});
+closeAfterEach(() => h);
 
 async function start(engine: 'sqlite' | 'postgres') {
   ({ h, alpha } = await twoWorkspaces(engine));
@@ -47,17 +52,7 @@ async function start(engine: 'sqlite' | 'postgres') {
 
 /** A reply in ALPHA's job thread, by `user`. */
 function replyInAlpha(user: string, text: string): Record<string, unknown> {
-  const ts = `${(Date.now() / 1000).toFixed(6)}`;
-  return {
-    type: 'message',
-    user,
-    text,
-    ts,
-    thread_ts: alpha.active.threadTs,
-    channel: A.channel,
-    channel_type: 'channel',
-    event_ts: ts,
-  };
+  return threadReply({ user, channel: A.channel }, alpha.active.threadTs, text);
 }
 
 /** A mention of the bot in ALPHA's job thread, by `user`. */

@@ -5,11 +5,20 @@
  * then keeps its data. The real bot over HTTP, uninstalled and installed again through the
  * fake Slack, on both engines.
  */
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { Store } from '../../src/store/types.ts';
 import { createForgetSweep } from '../../src/workspaces/forget.ts';
-import { ALPHA, activeJob, BETA, deliver, install, vaultOf } from '../helpers/distributed.ts';
-import { Harness } from '../helpers/harness.ts';
+import {
+  ALPHA,
+  activeJob,
+  BETA,
+  closeAfterEach,
+  connectDocs,
+  deliver,
+  install,
+  startDistributed,
+} from '../helpers/distributed.ts';
+import type { Harness } from '../helpers/harness.ts';
 import { memoryLogger } from '../helpers/log.ts';
 import { eventually } from '../helpers/net.ts';
 import { engineKinds } from '../helpers/store-engines.ts';
@@ -17,19 +26,17 @@ import { engineKinds } from '../helpers/store-engines.ts';
 const DAY_MS = 86_400_000;
 
 let h: Harness;
-afterEach(async (ctx) => {
-  if (ctx.task.result?.state === 'fail') console.error(h.logs.split('\n').slice(-30).join('\n'));
-  await h.close();
-});
+closeAfterEach(() => h, 30);
 
 async function start(
   engine: 'sqlite' | 'postgres',
   env: Record<string, string>,
   forgetSweepMs?: number,
 ): Promise<Store> {
-  h = await Harness.create({ engine, distributed: {}, env });
-  for (const ws of [ALPHA, BETA]) h.slack.addWorkspace(ws);
-  await h.start(forgetSweepMs === undefined ? {} : { forgetSweepMs });
+  h = await startDistributed(engine, {
+    env,
+    start: forgetSweepMs === undefined ? {} : { forgetSweepMs },
+  });
   if (!h.botStore) throw new Error('no store');
   return h.botStore;
 }
@@ -37,9 +44,11 @@ async function start(
 /** A workspace in use: installed, connected, a job watched and a channel bound to a project. */
 async function inUse(store: Store, ws: typeof ALPHA | typeof BETA, user: string) {
   await install(h, { team: ws.team, user });
-  await vaultOf(h).connectDocs(
-    { teamId: ws.team },
-    { projectId: `proj_${ws.team}`, apiKey: `mint_${ws.team}_key_0123456789`, connectedBy: user },
+  await connectDocs(
+    h,
+    { team: ws.team, user },
+    `proj_${ws.team}`,
+    `mint_${ws.team}_key_0123456789`,
   );
   const channelId = ws.channels[0] ?? 'C0';
   await store.bindChannelProject({

@@ -4,37 +4,35 @@
  * rotation, and requests of workspaces that never installed.
  */
 import { createHmac } from 'node:crypto';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { readManifestScopes } from '../../src/manifest.ts';
 import { SLACK_APP } from '../fakes/slack.ts';
 import {
   ALPHA,
   BETA,
   callback,
+  closeAfterEach,
   EAST,
   eventFrom,
   GLOBEX,
   homeOpened,
   install,
+  startDistributed,
   vaultOf,
   WEST,
 } from '../helpers/distributed.ts';
 import { STATE_SECRET } from '../helpers/distributed-env.ts';
-import { Harness } from '../helpers/harness.ts';
+import type { Harness } from '../helpers/harness.ts';
 import { eventually, sleep } from '../helpers/net.ts';
 import { postSigned } from '../helpers/slack-requests.ts';
 import { engineKinds } from '../helpers/store-engines.ts';
 
 let h: Harness;
-afterEach(async (ctx) => {
-  if (ctx.task.result?.state === 'fail') console.error(h.logs.split('\n').slice(-30).join('\n'));
-  await h.close();
-});
+closeAfterEach(() => h, 30);
 
 async function start(engine: 'sqlite' | 'postgres', tokenRotation = false): Promise<Harness> {
-  h = await Harness.create({ engine, distributed: { tokenRotation } });
-  for (const ws of [ALPHA, BETA, EAST, WEST]) h.slack.addWorkspace(ws);
-  await h.start();
+  const workspaces = [ALPHA, BETA, EAST, WEST];
+  h = await startDistributed(engine, { distributed: { tokenRotation }, workspaces });
   return h;
 }
 

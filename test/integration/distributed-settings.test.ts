@@ -4,7 +4,7 @@
  * workspace that is installed and has its docs connected, since a recorded reply is sent to
  * the docs API later. The real bot over HTTP against the fake Slack, on both engines.
  */
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import {
   buttonsOf,
   homesOf,
@@ -17,34 +17,33 @@ import {
   textOf,
 } from '../helpers/connect.ts';
 import {
+  A,
   ALPHA,
+  ALPHA_KEY,
   activeJob,
+  B,
   BETA,
+  closeAfterEach,
+  connectDocs,
   deliver,
   eventFrom,
   type From,
-  install,
+  startDistributed,
+  threadReply,
   vaultOf,
 } from '../helpers/distributed.ts';
-import { Harness } from '../helpers/harness.ts';
+import type { Harness } from '../helpers/harness.ts';
 import { eventually } from '../helpers/net.ts';
 import { engineKinds } from '../helpers/store-engines.ts';
 
 let h: Harness;
-afterEach(async (ctx) => {
-  if (ctx.task.result?.state === 'fail') console.error(h.logs.split('\n').slice(-40).join('\n'));
-  await h.close();
-});
+closeAfterEach(() => h);
 
-const ADMIN = { team: ALPHA.team, user: 'U0A1', channel: 'C0A1' };
-const MEMBER = { team: ALPHA.team, user: 'U0A2', channel: 'C0A1' };
+const ADMIN = A;
+const MEMBER = { ...A, user: 'U0A2' };
 
 async function start(engine: 'sqlite' | 'postgres') {
-  h = await Harness.create({ engine, distributed: {} });
-  h.slack.addWorkspace(ALPHA);
-  h.slack.addWorkspace(BETA);
-  await h.start();
-  await install(h, { team: ALPHA.team, user: ADMIN.user });
+  h = await startDistributed(engine, { installs: [ADMIN] });
 }
 
 const settings = async () => (await vaultOf(h).getDocsConnection({ teamId: ALPHA.team })).settings;
@@ -156,18 +155,9 @@ describe.each(engineKinds)('distributed mode: the digest channel (%s)', (engine)
 });
 
 /** A person's reply in a job's thread, as Slack sends the event; answers its reply key. */
-async function replyIn(from: From, threadTs: string, text: string) {
+async function replyIn(from: From & { channel: string }, threadTs: string, text: string) {
   const ts = `${(Date.now() / 1000 + Math.random()).toFixed(6)}`;
-  const event = {
-    type: 'message',
-    user: from.user,
-    text,
-    ts,
-    thread_ts: threadTs,
-    channel: from.channel,
-    channel_type: 'channel',
-    event_ts: ts,
-  };
+  const event = threadReply(from, threadTs, text, ts);
   expect([200, 401, 500]).toContain((await eventFrom(h, from, event)).status);
   return `${from.channel}:${ts}`;
 }
@@ -182,26 +172,12 @@ describe.each(engineKinds)('distributed mode: thread replies before the ack (%s)
     // Installed, no docs connected: the gate answers after the ack; nothing is recorded.
     const notConnected = await replyIn(MEMBER, alpha.threadTs, 'also the changelog');
     // Never installed, though a docs project is on record for it.
-    await vaultOf(h).connectDocs(
-      { teamId: BETA.team },
-      { projectId: 'proj_beta', apiKey: 'mint_betaKEY_00000000000', connectedBy: 'U0B1' },
-    );
-    const neverInstalled = await replyIn(
-      { team: BETA.team, user: 'U0B1', channel: 'C0B1' },
-      beta.threadTs,
-      'and the API page',
-    );
+    await connectDocs(h, B, 'proj_beta', 'mint_betaKEY_00000000000');
+    const neverInstalled = await replyIn(B, beta.threadTs, 'and the API page');
     expect(await recorded(notConnected)).toBe(false);
     expect(await recorded(neverInstalled)).toBe(false);
     // Connected: recorded before the ack, as in single-workspace mode.
-    await vaultOf(h).connectDocs(
-      { teamId: ALPHA.team },
-      {
-        projectId: 'proj_alpha',
-        apiKey: 'mint_alphaKEY_9f8e7d6c5b4a39281706',
-        connectedBy: 'U0A1',
-      },
-    );
+    await connectDocs(h, A, 'proj_alpha', ALPHA_KEY);
     expect(await recorded(await replyIn(MEMBER, alpha.threadTs, 'and the FAQ'))).toBe(true);
     // Uninstalled: its tokens and key are gone, and so is its right to be recorded.
     await deliver(h, h.slack.uninstall({ team: ALPHA.team }));

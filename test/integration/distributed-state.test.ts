@@ -2,15 +2,27 @@
  * Distributed mode, the bot's own state per workspace (issue 21, item 4): an insight gap of
  * one workspace cannot be read, drafted or dismissed from another, whatever a click's value
  * or a form's metadata names: forged cross-workspace payloads are refused with a plain answer
- * and a log line of ids, and change nothing. The real bot over HTTP against the fake Slack,
+ * and a log line of ids, and change nothing. The chart points one workspace's report kept of
+ * a project are not another's on the same project; each workspace's Home shows its own latest
+ * traffic report. The real bot over HTTP against the fake Slack,
  * on both engines.
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Store } from '../../src/store/types.ts';
 import { SLACK_APP } from '../fakes/slack.ts';
-import { ALPHA, BETA, install, vaultOf } from '../helpers/distributed.ts';
-import { Harness, SECRETS } from '../helpers/harness.ts';
-import { formEncode, postSigned, viewSubmission } from '../helpers/slack-requests.ts';
+import { openHome, textOf } from '../helpers/connect.ts';
+import {
+  A,
+  ALPHA,
+  B,
+  BETA,
+  commandFrom,
+  connectDocs,
+  startDistributed,
+} from '../helpers/distributed.ts';
+import { type Harness, SECRETS } from '../helpers/harness.ts';
+import { eventually } from '../helpers/net.ts';
+import { viewSubmission } from '../helpers/slack-requests.ts';
 import { engineKinds } from '../helpers/store-engines.ts';
 
 let h: Harness;
@@ -22,25 +34,16 @@ afterEach(async (ctx) => {
   await h.close();
 });
 
-const IN_ALPHA = { team: ALPHA.team, user: 'U0A1', channel: 'C0A1' };
-const IN_BETA = { team: BETA.team, user: 'U0B1', channel: 'C0B1' };
+const IN_ALPHA = A;
+const IN_BETA = B;
 type From = typeof IN_ALPHA;
 
 /** Both workspaces installed and connected; a gap of Alpha's in the store. */
 async function start(engine: 'sqlite' | 'postgres'): Promise<number> {
-  h = await Harness.create({ engine, distributed: {} });
-  h.slack.addWorkspace(ALPHA);
-  h.slack.addWorkspace(BETA);
-  await h.start();
+  h = await startDistributed(engine, { installs: [IN_ALPHA, IN_BETA] });
   // Both workspaces connect one docs project (two teams of a company, say): only the
   // workspace keeps one's gaps from the other's (a gap is acted on from its project's channels).
-  for (const from of [IN_ALPHA, IN_BETA]) {
-    await install(h, { team: from.team, user: from.user });
-    await vaultOf(h).connectDocs(
-      { teamId: from.team },
-      { projectId: 'proj_shared', apiKey: SECRETS.apiKey, connectedBy: from.user },
-    );
-  }
+  for (const from of [IN_ALPHA, IN_BETA]) await connectDocs(h, from, 'proj_shared', SECRETS.apiKey);
   store = await h.openStore();
   const [gap] = await store.addGaps(
     { teamId: ALPHA.team },
@@ -60,16 +63,10 @@ async function start(engine: 'sqlite' | 'postgres'): Promise<number> {
   return gap!.id;
 }
 
-async function post(payload: Record<string, unknown>) {
-  const body = formEncode({ payload: JSON.stringify(payload) });
-  const res = await postSigned(h.eventsUrl, SECRETS.signingSecret, { body });
-  return { status: res.status, body: (res.json ?? null) as Record<string, unknown> | null };
-}
-
 /** Someone of `from` picks `value` in a gap's menu (⋯), as Slack sends it; answers the reply. */
 async function choose(from: From, value: string) {
   const id = `choose-${Math.random().toString(36).slice(2)}`;
-  const ack = await post({
+  const ack = await h.interact({
     type: 'block_actions',
     user: { id: from.user, team_id: from.team },
     team: { id: from.team },
@@ -105,7 +102,7 @@ function submitDraft(from: From, meta: Record<string, unknown>) {
     private_metadata: JSON.stringify(meta),
   };
   const payload = viewSubmission(view, from.user, { draft: { prompt: 'Add a page' } });
-  return post({
+  return h.interact({
     ...payload,
     team: { id: from.team, domain: 'x' },
     user: { id: from.user, team_id: from.team },
@@ -157,5 +154,46 @@ describe.each(engineKinds)('distributed mode: state per workspace (%s)', (engine
     });
     expect(await gapOf(id)).toMatchObject({ state: 'open', claimedBy: null });
     expect(h.api.requestsTo('create')).toHaveLength(0);
+  });
+
+  it("keeps each workspace's chart points: another's report on the same project reads its own", async () => {
+    await start(engine);
+    h.api.addProject('proj_shared');
+    /** A day's totals asked for the chart (`limit=1`), with the key of that workspace. */
+    const pointAsks = () => h.api.requestsTo('visitors').filter((r) => r.query.limit === '1');
+    const posted = () => h.logLines().filter((l) => l.msg === 'visitors.posted').length;
+    const report = async (from: From, n: number) => {
+      expect((await commandFrom(h, from, '7d', '/visitors')).status).toBe(200);
+      await eventually(() => posted() === n || undefined, `report ${n}`);
+    };
+    await report(IN_ALPHA, 1);
+    const alpha = pointAsks().length;
+    // Alpha's settled days are kept (today's is not).
+    const kept = async (team: string) =>
+      (await store!.workspaceRows({ teamId: team })).visitor_points;
+    const alphaKept = await kept(ALPHA.team);
+    expect(alphaKept).toBeGreaterThan(0);
+    await report(IN_BETA, 2);
+    // Beta asks for every day again, with its own key: Alpha's kept points are not Beta's.
+    expect(pointAsks().length - alpha).toBe(alpha);
+    expect(await kept(BETA.team)).toBe(alphaKept);
+    expect(await kept(ALPHA.team)).toBe(alphaKept);
+  });
+
+  it("shows each workspace's own latest traffic report on its Home, none of another's", async () => {
+    await start(engine);
+    h.api.addProject('proj_shared');
+    const posted = () => h.logLines().filter((l) => l.msg === 'visitors.posted').length;
+    expect((await commandFrom(h, IN_ALPHA, '2026-11-01 2026-11-07', '/visitors')).status).toBe(200);
+    await eventually(() => posted() === 1 || undefined, "Alpha's report");
+    const alpha = textOf(await openHome(h, IN_ALPHA));
+    expect(alpha).toContain('Last report:* Nov 1 – Nov 7, 2026');
+    expect(alpha).toContain('unique visitors');
+    // Beta, on the same project, has run no report: Alpha's is not its.
+    expect(textOf(await openHome(h, IN_BETA))).toContain('No traffic report yet');
+    expect((await commandFrom(h, IN_BETA, '2026-11-08 2026-11-14', '/visitors')).status).toBe(200);
+    await eventually(() => posted() === 2 || undefined, "Beta's report");
+    expect(textOf(await openHome(h, IN_BETA))).toContain('Last report:* Nov 8 – Nov 14, 2026');
+    expect(textOf(await openHome(h, IN_ALPHA))).toContain('Last report:* Nov 1 – Nov 7, 2026');
   });
 });

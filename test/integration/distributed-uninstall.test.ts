@@ -5,13 +5,14 @@
  * alone; later requests of the workspace are refused; a re-install starts clean. The real
  * bot over HTTP, on both engines.
  */
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { NOT_CONNECTED_TEXT } from '../../src/slack/connect-blocks.ts';
 import type { Store } from '../../src/store/types.ts';
 import {
   ALPHA,
   activeJob,
   BETA,
+  closeAfterEach,
   commandFrom,
   deliver,
   EAST,
@@ -19,10 +20,11 @@ import {
   GLOBEX,
   homeOpened,
   install,
+  startDistributed,
   vaultOf,
   WEST,
 } from '../helpers/distributed.ts';
-import { Harness } from '../helpers/harness.ts';
+import type { Harness } from '../helpers/harness.ts';
 import { eventually } from '../helpers/net.ts';
 import { tokensRevokedEvent } from '../helpers/slack-requests.ts';
 import { engineKinds } from '../helpers/store-engines.ts';
@@ -30,15 +32,10 @@ import { engineKinds } from '../helpers/store-engines.ts';
 const DAY_MS = 86_400_000;
 
 let h: Harness;
-afterEach(async (ctx) => {
-  if (ctx.task.result?.state === 'fail') console.error(h.logs.split('\n').slice(-30).join('\n'));
-  await h.close();
-});
+closeAfterEach(() => h, 30);
 
 async function start(engine: 'sqlite' | 'postgres'): Promise<Store> {
-  h = await Harness.create({ engine, distributed: {} });
-  for (const ws of [ALPHA, BETA, EAST, WEST]) h.slack.addWorkspace(ws);
-  await h.start();
+  h = await startDistributed(engine, { workspaces: [ALPHA, BETA, EAST, WEST] });
   if (!h.botStore) throw new Error('no store');
   return h.botStore;
 }

@@ -5,39 +5,35 @@
  * keys. The real bot over HTTP against the fake Slack, on both engines.
  */
 import { execFile } from 'node:child_process';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { NOT_CONNECTED_TEXT } from '../../src/slack/connect-blocks.ts';
 import { SLACK_APP } from '../fakes/slack.ts';
 import {
+  A,
   ALPHA,
+  closeAfterEach,
   commandFrom,
   eventFrom,
   homeOpened,
-  install,
   said,
+  startDistributed,
   vaultOf,
 } from '../helpers/distributed.ts';
 import { STATE_SECRET, TEST_KEYS } from '../helpers/distributed-env.ts';
-import { Harness, SECRETS } from '../helpers/harness.ts';
+import { type Harness, SECRETS } from '../helpers/harness.ts';
 import { eventually, sleep } from '../helpers/net.ts';
 import { spawnBot } from '../helpers/process.ts';
 import { formEncode, postSigned } from '../helpers/slack-requests.ts';
 import { engineKinds } from '../helpers/store-engines.ts';
 
 let h: Harness;
-afterEach(async (ctx) => {
-  if (ctx.task.result?.state === 'fail') console.error(h.logs.split('\n').slice(-30).join('\n'));
-  await h.close();
-});
+closeAfterEach(() => h, 30);
+
+const FROM = A;
 
 async function start(engine: 'sqlite' | 'postgres', env: Record<string, string> = {}) {
-  h = await Harness.create({ engine, distributed: {}, env });
-  h.slack.addWorkspace(ALPHA);
-  await h.start();
-  await install(h, { team: ALPHA.team, user: 'U0A1' });
+  h = await startDistributed(engine, { env, workspaces: [ALPHA], installs: [FROM] });
 }
-
-const FROM = { team: ALPHA.team, user: 'U0A1', channel: 'C0A1' };
 const OTHER_KEY = `k1:${Buffer.alloc(32, 9).toString('base64')}`;
 
 /** `npm run doctor` with the bot's environment. */

@@ -7,7 +7,7 @@
 import { afterEach, expect, it } from 'vitest';
 import { ChatError } from '../../src/chat-errors.ts';
 import type { Loop } from '../../src/jobs/loop.ts';
-import { startNotifier } from '../../src/jobs/notifier.ts';
+import { type QueueLimits, startNotifier } from '../../src/jobs/notifier.ts';
 import type { JobChat } from '../../src/jobs/ports.ts';
 import type { JobThread, Store } from '../../src/store/types.ts';
 import { memoryLogger } from '../helpers/log.ts';
@@ -40,6 +40,42 @@ function slowChat(latencyMs: number) {
     tellUser: async () => {},
   };
   return { chat, announced, shown, limitedEdits, refused };
+}
+
+/**
+ * Slack holding the calls of some workspaces' tokens until `release()`: their work stays
+ * in the notifier's queue (a call in flight counts there until it ends).
+ */
+function heldChat(hold: { posts: string[]; edits: string[] }) {
+  const announced: string[] = [];
+  const shown: number[] = [];
+  const waiting = { posts: 0, edits: 0 };
+  let release = () => {};
+  const gate = new Promise<void>((r) => {
+    release = r;
+  });
+  const chat: JobChat = {
+    postRoot: async () => ({ ts: '1.1' }),
+    findRoot: async () => null,
+    showJob: async (t) => {
+      if (hold.edits.includes(t.teamId)) {
+        waiting.edits++;
+        await gate;
+      }
+      shown.push(t.id);
+    },
+    announce: async (t, a) => {
+      if (hold.posts.includes(t.teamId)) {
+        waiting.posts++;
+        await gate;
+      }
+      announced.push(a.key);
+    },
+    hasAnnounced: async () => false,
+    acknowledgeReply: async () => {},
+    tellUser: async () => {},
+  };
+  return { chat, announced, shown, waiting, release: () => release() };
 }
 
 const loops: Loop[] = [];
@@ -89,8 +125,9 @@ describeEachEngine('notifier: workspaces in turn (distributed mode)', (db) => {
     return key;
   }
 
-  const start = (chat: JobChat) => {
+  const start = (chat: JobChat, queueLimits?: Partial<QueueLimits>) => {
     const n = startNotifier({
+      ...(queueLimits ? { queueLimits } : {}),
       store: db.store,
       chat,
       log: memoryLogger().log,
@@ -136,5 +173,50 @@ describeEachEngine('notifier: workspaces in turn (distributed mode)', (db) => {
     n.kick();
     await eventually(() => slack.shown.some((s) => s.id === other.id), "the other's root edited");
     await eventually(() => slack.announced.length === 2, 'both announced');
+  });
+
+  // The floor: small bounds stand for the real ones (1,000 posts, 200 a workspace, floor 20;
+  // 1,000 edits, 50 a workspace, floor 5), and the busy workspaces' calls are held, so their
+  // work fills the queue and stays there.
+  it("queues a quiet workspace's post while busy workspaces' posts fill the queue", async () => {
+    const busy = [];
+    for (const team of ['TA', 'TB'])
+      for (let i = 0; i < 3; i++) busy.push(await runningJob(db.store, team));
+    const quiet = await runningJob(db.store, 'TQUIET');
+    const slack = heldChat({ posts: ['TA', 'TB'], edits: [] });
+    try {
+      for (const t of busy) await finish(db.store, t);
+      const n = start(slack.chat, { posts: 4, workspacePosts: 2, postFloor: 1 });
+      await eventually(() => slack.waiting.posts === 4, 'the queue full of busy posts');
+      const key = await finish(db.store, quiet);
+      n.kick();
+      await eventually(() => slack.announced.includes(key), 'the quiet one announced', 3_000);
+      expect(slack.waiting.posts).toBe(4); // the busy ones' next still wait for room
+    } finally {
+      slack.release();
+    }
+    await eventually(() => slack.announced.length === 7, 'all announced');
+  });
+
+  it("queues a quiet workspace's root edit while busy workspaces' edits fill the queue", async () => {
+    const busy = [];
+    for (const team of ['TA', 'TB'])
+      for (let i = 0; i < 3; i++) busy.push(await runningJob(db.store, team));
+    const quiet = await runningJob(db.store, 'TQUIET');
+    // Not a root's first edit (that answers a person and is queued whatever the bounds).
+    expect(quiet.rootShownVersion).toBeGreaterThan(1);
+    const slack = heldChat({ posts: [], edits: ['TA', 'TB'] });
+    try {
+      for (const t of busy) await finish(db.store, t);
+      const n = start(slack.chat, { allRoots: 4, roots: 2, rootFloor: 1 });
+      await eventually(() => slack.waiting.edits === 4, 'the queue full of busy edits');
+      await finish(db.store, quiet);
+      n.kick();
+      await eventually(() => slack.shown.includes(quiet.id), "the quiet one's root edited", 3_000);
+      expect(slack.waiting.edits).toBe(4);
+    } finally {
+      slack.release();
+    }
+    await eventually(() => new Set(slack.shown).size === 7, 'all edited');
   });
 });

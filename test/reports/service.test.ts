@@ -19,6 +19,7 @@ import {
 } from '../../src/reports/range.ts';
 import { createReportService } from '../../src/reports/service.ts';
 import { footnotes } from '../../src/slack/report-blocks.ts';
+import { SINGLE_WORKSPACE } from '../../src/store/scope.ts';
 import { openSqliteStore } from '../../src/store/sqlite.ts';
 import type { Store } from '../../src/store/types.ts';
 import { ApiEmulator } from '../fakes/api-emulator.ts';
@@ -281,6 +282,7 @@ describe('caching', () => {
       visitorRequests().filter((q) => q.query.dateFrom === p.dateFrom && q.query.limit === '1');
     // Kept by an older version at 00:05, short of what the day turned out to be.
     await store.putVisitorPoint(
+      SINGLE_WORKSPACE,
       key,
       { human: 1, ai: 1, total: 1 },
       Date.parse('2026-11-22T00:05:00Z'),
@@ -289,11 +291,11 @@ describe('caching', () => {
     const r = range('7d');
     const early = await service().build(r);
     expect(early.points.at(-1)).toMatchObject(truthFor(day).totals);
-    expect(await store.getVisitorPoint(key)).toMatchObject({ total: 1 }); // not kept yet
+    expect(await store.getVisitorPoint(SINGLE_WORKSPACE, key)).toMatchObject({ total: 1 }); // not kept yet
     clock = Date.parse('2026-11-22T06:00:00Z'); // settled: fetched again, and kept
     const settled = await service().build(r);
     expect(settled.points.at(-1)).toMatchObject(truthFor(day).totals);
-    expect(await store.getVisitorPoint(key)).toEqual({
+    expect(await store.getVisitorPoint(SINGLE_WORKSPACE, key)).toEqual({
       ...truthFor(day).totals,
       fetchedAt: clock,
     });

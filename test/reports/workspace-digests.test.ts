@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { type DigestPart, startDigest } from '../../src/reports/digest.ts';
+import { startDigest } from '../../src/reports/digest.ts';
+import type { DigestPart } from '../../src/reports/digest-parts.ts';
 import { digestPeriod } from '../../src/reports/range.ts';
 import {
   startWorkspaceDigests,

@@ -83,25 +83,25 @@ describeEachEngine('store: budgets, coordination and digests', (db) => {
   });
 
   it('keeps visitor points durably; a later put replaces the point and its fetch time', async () => {
-    expect(await db.store.getVisitorPoint('a|b')).toBeUndefined();
-    await db.store.putVisitorPoint('a|b', { human: 3, ai: 2, total: 4 }, 1);
-    await db.store.putVisitorPoint('c|d', { human: 1, ai: 1, total: 1 }, 1);
-    expect(await db.store.getVisitorPoint('a|b')).toEqual({
+    expect(await db.store.getVisitorPoint(WS, 'a|b')).toBeUndefined();
+    await db.store.putVisitorPoint(WS, 'a|b', { human: 3, ai: 2, total: 4 }, 1);
+    await db.store.putVisitorPoint(WS, 'c|d', { human: 1, ai: 1, total: 1 }, 1);
+    expect(await db.store.getVisitorPoint(WS, 'a|b')).toEqual({
       human: 3,
       ai: 2,
       total: 4,
       fetchedAt: 1,
     });
-    await db.store.putVisitorPoint('a|b', { human: 9, ai: 8, total: 12 }, 2);
+    await db.store.putVisitorPoint(WS, 'a|b', { human: 9, ai: 8, total: 12 }, 2);
     await db.store.close();
     db.store = await db.place.open();
-    expect(await db.store.getVisitorPoint('a|b')).toEqual({
+    expect(await db.store.getVisitorPoint(WS, 'a|b')).toEqual({
       human: 9,
       ai: 8,
       total: 12,
       fetchedAt: 2,
     });
-    expect(await db.store.getVisitorPoint('c|d')).toEqual({
+    expect(await db.store.getVisitorPoint(WS, 'c|d')).toEqual({
       human: 1,
       ai: 1,
       total: 1,

@@ -14,6 +14,8 @@ import { poll, snap, thread } from './fixtures.ts';
  */
 
 const LEASE = 1_000;
+/** A chart point's range key (src/reports/points.ts). */
+const POINT = 'proj|2026-11-01|2026-11-02';
 const SETTINGS = { digestChannel: 'C123' };
 
 /** Everything a workspace's use leaves: jobs with announcements and a follow-up, a command, a channel's project, its docs row. */
@@ -60,7 +62,7 @@ async function seed(store: Store, ws: { teamId: string; enterpriseId?: string },
     setAt: 1,
   });
   await store.updateWorkspaceSettings(ws, SETTINGS, 1);
-  // The bot's own state of the workspace: a cached report, the headline, a vector, a gap, a digest claim.
+  // The bot's own state of the workspace: a cached report, the headline, a vector, a gap, a digest claim, a chart point.
   await store.cacheReport(ws, 'insights:k', '{}', 1e12, 1);
   await store.putReportHeadline(ws, {
     from: '2026-11-01',
@@ -75,6 +77,7 @@ async function seed(store: Store, ws: { teamId: string; enterpriseId?: string },
   const gap = { projectId: `proj_${tag}`, key: 'k', kind: 'question', signatures: ['k'] };
   await store.addGaps(ws, [{ ...gap, title: 't', evidence: '{}', evidenceTo: '' }], 1);
   await store.claimDigest(ws, 'C1', '2026-W47', 'o', 1, 1_000);
+  await store.putVisitorPoint(ws, POINT, { human: 1, ai: 0, total: 1 }, 1);
 }
 
 /** What `seed` leaves of one workspace. */
@@ -90,6 +93,7 @@ const SEEDED = {
   text_vectors: 1,
   insight_gaps: 1,
   digest_runs: 1,
+  visitor_points: 1,
 };
 const NOTHING = Object.fromEntries(FORGOTTEN_TABLES.map((t) => [t, 0]));
 
@@ -125,6 +129,9 @@ describeEachEngine('store: the retention sweep', (db) => {
     expect(await sweep.pass()).toBe(1);
     expect(await db.store.workspaceRows({ teamId: 'T0A' })).toEqual(NOTHING);
     expect(await db.store.workspaceRows({ teamId: 'T0B' })).toEqual(SEEDED);
+    // Read back as the bot reads them: A's chart point is gone, B's is there.
+    expect(await db.store.getVisitorPoint({ teamId: 'T0A' }, POINT)).toBeUndefined();
+    expect(await db.store.getVisitorPoint({ teamId: 'T0B' }, POINT)).toMatchObject({ total: 1 });
     expect(await db.store.pendingForget({ teamId: 'T0A' })).toBeUndefined();
     const [line, ...more] = lines('workspace.forgotten');
     expect(more).toEqual([]);

@@ -14,7 +14,8 @@ import {
 } from '../helpers/store-engines.ts';
 
 /**
- * Migration 0019_workspace_scope on a database the build before it used: the rows already
+ * Migrations 0019_workspace_scope and 0020_visitor_points_scope on a database the build
+ * before each used: the rows already
  * there become the single workspace's (single-workspace mode reads them as before, no
  * workspace of the distributed mode sees them), and what the build before keeps doing on
  * the migrated schema (its upserts on the keys it knows) still works, and is the single
@@ -24,20 +25,26 @@ const A = { teamId: 'T0A', enterpriseId: null };
 const ONE = SINGLE_WORKSPACE;
 const NOW = Date.parse('2026-11-22T12:00:00Z');
 
-const raw = (db: FreshDatabase): Kysely<unknown> =>
-  new Kysely({
-    dialect:
-      db.kind === 'sqlite'
-        ? new SqliteDialect({ database: new SqliteDatabase(db.at) })
-        : new PostgresDialect({ pool: new pg.Pool({ connectionString: db.at }) }),
-  });
+/** The older build's connection. */
+function raw(db: FreshDatabase): Kysely<unknown> {
+  if (db.kind === 'sqlite')
+    return new Kysely({ dialect: new SqliteDialect({ database: new SqliteDatabase(db.at) }) });
+  const pool = new pg.Pool({ connectionString: db.at });
+  // pg's end() resolves before each idle connection's goodbye reaches the server: the
+  // database's drop right after may cut one, and the pool's 'error', unheard, fails the run.
+  pool.on('error', () => {});
+  return new Kysely({ dialect: new PostgresDialect({ pool }) });
+}
 
-/** The schema the build before 0019 left: its migrations only. */
-async function buildBefore(db: FreshDatabase): Promise<Kysely<unknown>> {
+/** The schema the build before migration `name` left: its migrations only. */
+async function buildBefore(
+  db: FreshDatabase,
+  name = '0019_workspace_scope',
+): Promise<Kysely<unknown>> {
   const k = raw(db);
   const all = migrations(db.kind);
-  const before = Object.fromEntries(Object.entries(all).filter(([name]) => name < '0019'));
-  expect(Object.keys(before)).toHaveLength(Object.keys(all).length - 1);
+  expect(Object.keys(all)).toContain(name);
+  const before = Object.fromEntries(Object.entries(all).filter(([n]) => n < name));
   await migrate(k, db.kind, before);
   return k;
 }
@@ -152,5 +159,52 @@ describe.each(engineKinds)('store: migration 0019_workspace_scope (%s)', (kind) 
       'sso',
     ]);
     expect((await store.gapsOf(A, 'proj', 10)).map((g) => g.key)).toEqual(['sso']);
+  });
+});
+
+describe.each(engineKinds)('store: migration 0020_visitor_points_scope (%s)', (kind) => {
+  let db: FreshDatabase | undefined;
+  let store: Store | undefined;
+  let k: Kysely<unknown> | undefined;
+  afterEach(async () => {
+    await store?.close();
+    await k?.destroy();
+    await db?.drop();
+    [db, store, k] = [undefined, undefined, undefined];
+  });
+
+  it("keeps the chart points already there as the single workspace's; the build before keeps upserting them", async () => {
+    db = await freshDatabase(kind);
+    k = await buildBefore(db, '0020_visitor_points_scope');
+    await sql`insert into visitor_points (range_key, human, ai, total, fetched_at)
+      values ('proj|2026-11-01|2026-11-02', 5, 1, 6, ${NOW})`.execute(k);
+    store = await openStore(db, 2);
+    const key = 'proj|2026-11-01|2026-11-02';
+    expect(await store.getVisitorPoint(ONE, key)).toEqual({
+      human: 5,
+      ai: 1,
+      total: 6,
+      fetchedAt: NOW,
+    });
+    expect(await store.getVisitorPoint(A, key)).toBeUndefined();
+    expect((await store.workspaceRows(A)).visitor_points).toBe(0);
+    await store.putVisitorPoint(A, key, { human: 9, ai: 9, total: 9 }, NOW + 1);
+    // The older build's upsert, as it runs it, on the migrated schema: the single workspace's.
+    await sql`insert into visitor_points (range_key, human, ai, total, fetched_at)
+      values (${key}, 7, 1, 8, ${NOW + 2})
+      on conflict (range_key) do update set human = excluded.human, ai = excluded.ai,
+        total = excluded.total, fetched_at = excluded.fetched_at`.execute(k);
+    expect(await store.getVisitorPoint(ONE, key)).toEqual({
+      human: 7,
+      ai: 1,
+      total: 8,
+      fetchedAt: NOW + 2,
+    });
+    expect(await store.getVisitorPoint(A, key)).toEqual({
+      human: 9,
+      ai: 9,
+      total: 9,
+      fetchedAt: NOW + 1,
+    });
   });
 });

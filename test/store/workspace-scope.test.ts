@@ -55,6 +55,35 @@ describeEachEngine('store: state per workspace', (db) => {
     expect((await db.store.lastReportHeadline(B))?.totals.total).toBe(20);
   });
 
+  it("keeps each workspace's chart points of one project apart, under the same range key", async () => {
+    const key = 'proj_shared|2026-11-01|2026-11-02';
+    await db.store.putVisitorPoint(A, key, { human: 3, ai: 1, total: 4 }, 100);
+    expect(await db.store.getVisitorPoint(B, key)).toBeUndefined();
+    expect(await db.store.getVisitorPoint(ONE, key)).toBeUndefined();
+    // B's own and the single workspace's live beside A's; neither replaces another.
+    await db.store.putVisitorPoint(B, key, { human: 7, ai: 2, total: 8 }, 200);
+    await db.store.putVisitorPoint(ONE, key, { human: 1, ai: 0, total: 1 }, 300);
+    await db.store.putVisitorPoint(A, key, { human: 5, ai: 1, total: 6 }, 400);
+    expect(await db.store.getVisitorPoint(A, key)).toEqual({
+      human: 5,
+      ai: 1,
+      total: 6,
+      fetchedAt: 400,
+    });
+    expect(await db.store.getVisitorPoint(B, key)).toEqual({
+      human: 7,
+      ai: 2,
+      total: 8,
+      fetchedAt: 200,
+    });
+    expect(await db.store.getVisitorPoint(ONE, key)).toEqual({
+      human: 1,
+      ai: 0,
+      total: 1,
+      fetchedAt: 300,
+    });
+  });
+
   it("keeps each workspace's text vectors, of the same model and text", async () => {
     await db.store.putTextVectors(A, 'm', [{ hash: 'h', vector: 'AAAA' }], DAY, 0);
     expect(await db.store.textVectors(B, 'm', ['h'])).toEqual(new Map());

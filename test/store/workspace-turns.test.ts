@@ -63,6 +63,29 @@ describeEachEngine('store: workspaces in turn', (db) => {
     ).toEqual(['TQ0', 'TQ1', 'TQ2']);
   });
 
+  it('gives eight replicas claiming at once full batches of distinct jobs, workspaces in turn', async () => {
+    const stores = [
+      db.store,
+      ...(await Promise.all(Array.from({ length: 7 }, () => db.another()))),
+    ];
+    for (let i = 0; i < 40; i++) for (const team of ['TA', 'TB', 'TC', 'TD']) await job(team, i);
+    const batches = await Promise.all(
+      stores.map((s, i) => s.claimDueJobs(1_000, 8, { owner: `r${i}`, until: 5_000 })),
+    );
+    // Each its own eight: the first rows another claimer holds are skipped, not waited for.
+    expect(batches.map((b) => b.length)).toEqual(Array(8).fill(8));
+    const claimed = batches.flat();
+    expect(new Set(claimed.map((t) => t.id)).size).toBe(64);
+    // Between them, each workspace's sixteen oldest: none took another's turn.
+    for (const team of ['TA', 'TB', 'TC', 'TD'])
+      expect(
+        claimed
+          .filter((t) => t.teamId === team)
+          .map((t) => t.nextPollAt)
+          .sort((x, y) => (x ?? 0) - (y ?? 0)),
+      ).toEqual(Array.from({ length: 16 }, (_, i) => i));
+  });
+
   /** `teamId`'s job, finished: its announcement in the outbox, its root behind. */
   async function finished(teamId: string, kind: 'completed' | 'notice' = 'completed') {
     const t = await job(teamId, 1, `C${teamId}${seq}`);

@@ -3,17 +3,12 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import SqliteDatabase from 'better-sqlite3';
 import pg from 'pg';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { Keyring } from '../../src/sealed.ts';
 import type { Store } from '../../src/store/types.ts';
 import { KeyCheckError, verifyKeys } from '../../src/workspaces/key-check.ts';
 import { createVault } from '../../src/workspaces/vault.ts';
-import {
-  engineKinds,
-  type FreshDatabase,
-  freshDatabase,
-  openStore,
-} from '../helpers/store-engines.ts';
+import { engineKinds, freshDatabaseEachTest, openStore } from '../helpers/store-engines.ts';
 import { SECRETS } from './fixtures.ts';
 
 const keyring = new Keyring([{ id: 'k1', key: randomBytes(32) }]);
@@ -75,18 +70,14 @@ const sqliteBytes = (file: string) =>
 
 const clear = Object.entries(SECRETS);
 
-let db: FreshDatabase | undefined;
-afterEach(async () => {
-  await db?.drop();
-  db = undefined;
-});
+const freshDatabase = freshDatabaseEachTest();
 
 describe.each(engineKinds)('secrets at rest (%s)', (kind) => {
   it('leaves no token or key in clear anywhere in the database', async () => {
-    db = await freshDatabase(kind);
+    const db = await freshDatabase(kind);
     const store = await openStore(db, 2);
     await storeSecrets(store);
-    const read = async () => (kind === 'sqlite' ? sqliteBytes(db!.at) : everyRowAsText(db!.at));
+    const read = async () => (kind === 'sqlite' ? sqliteBytes(db.at) : everyRowAsText(db.at));
     const seen = [await read()];
     await store.close();
     seen.push(await read());
@@ -105,7 +96,7 @@ describe.each(engineKinds)('secrets at rest (%s)', (kind) => {
   });
 
   it('refuses to start when a key check value was removed from the database', async () => {
-    db = await freshDatabase(kind);
+    const db = await freshDatabase(kind);
     const store = await openStore(db, 2);
     await storeSecrets(store);
     if (kind === 'sqlite') {

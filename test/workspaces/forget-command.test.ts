@@ -1,32 +1,22 @@
-import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { promisify } from 'node:util';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { Keyring } from '../../src/sealed.ts';
 import type { Store } from '../../src/store/types.ts';
 import { createVault } from '../../src/workspaces/vault.ts';
+import { runScript } from '../helpers/process.ts';
 import {
+  databaseUrl,
   engineKinds,
-  type FreshDatabase,
-  freshDatabase,
+  freshDatabaseEachTest,
   openStore,
 } from '../helpers/store-engines.ts';
 import { SECRETS, teamInstallation } from './fixtures.ts';
 
-const run = promisify(execFile);
 const keyring = new Keyring([{ id: 'k1', key: randomBytes(32) }]);
 
 /** `npm run forget` as the operator runs it: its own process, the environment only. */
-async function forgetCommand(databaseUrl: string, args: string[]) {
-  const env = { PATH: process.env.PATH ?? '', DATABASE_URL: databaseUrl };
-  try {
-    const { stdout } = await run(process.execPath, ['scripts/forget.ts', ...args], { env });
-    return { code: 0, output: stdout };
-  } catch (err) {
-    const e = err as { code: number; stdout: string; stderr: string };
-    return { code: e.code, output: e.stdout + e.stderr };
-  }
-}
+const forgetCommand = (url: string, args: string[]) =>
+  runScript('scripts/forget.ts', args, { DATABASE_URL: url });
 
 /** An installed, connected workspace with a job and a channel's project. */
 async function inUse(store: Store, teamId: string) {
@@ -49,16 +39,12 @@ async function inUse(store: Store, teamId: string) {
   });
 }
 
-let db: FreshDatabase | undefined;
-afterEach(async () => {
-  await db?.drop();
-  db = undefined;
-});
+const freshDatabase = freshDatabaseEachTest();
 
 describe.each(engineKinds)('npm run forget (%s)', (kind) => {
   it('counts without --yes; with it, deletes the workspace now and no other', async () => {
-    db = await freshDatabase(kind);
-    const url = kind === 'sqlite' ? `sqlite:${db.at}` : db.at;
+    const db = await freshDatabase(kind);
+    const url = databaseUrl(db);
     let store = await openStore(db, 2);
     await inUse(store, 'T0001');
     await inUse(store, 'T0002');
@@ -96,8 +82,8 @@ describe.each(engineKinds)('npm run forget (%s)', (kind) => {
   });
 
   it('forgets now a workspace uninstalled earlier, whose forget was due later', async () => {
-    db = await freshDatabase(kind);
-    const url = kind === 'sqlite' ? `sqlite:${db.at}` : db.at;
+    const db = await freshDatabase(kind);
+    const url = databaseUrl(db);
     const store = await openStore(db, 2);
     await inUse(store, 'T0003');
     await store.markUninstalled({ teamId: 'T0003' }, 1, Date.now() + 30 * 86_400_000);
@@ -108,8 +94,8 @@ describe.each(engineKinds)('npm run forget (%s)', (kind) => {
   });
 
   it('refuses anything but Slack ids, with the usage', async () => {
-    db = await freshDatabase(kind);
-    const url = kind === 'sqlite' ? `sqlite:${db.at}` : db.at;
+    const db = await freshDatabase(kind);
+    const url = databaseUrl(db);
     for (const args of [[], ['acme'], ['T0001', 'T0002'], ['--enterprise', 'x']]) {
       const r = await forgetCommand(url, args);
       expect(r.code).toBe(1);

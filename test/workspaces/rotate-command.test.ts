@@ -1,44 +1,30 @@
-import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { promisify } from 'node:util';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { Keyring } from '../../src/sealed.ts';
 import { verifyKeys } from '../../src/workspaces/key-check.ts';
 import { createVault } from '../../src/workspaces/vault.ts';
+import { runScript } from '../helpers/process.ts';
 import {
+  databaseUrl,
   engineKinds,
-  type FreshDatabase,
-  freshDatabase,
+  freshDatabaseEachTest,
   openStore,
 } from '../helpers/store-engines.ts';
 import { SECRETS, teamInstallation } from './fixtures.ts';
 
-const run = promisify(execFile);
 const k1 = randomBytes(32).toString('base64');
 const k2 = randomBytes(32).toString('base64');
 
 /** `npm run rotate-keys` as the operator runs it: its own process, the environment only. */
-async function rotateCommand(databaseUrl: string, keys: string) {
-  const env = { PATH: process.env.PATH ?? '', DATABASE_URL: databaseUrl, ENCRYPTION_KEYS: keys };
-  try {
-    const { stdout } = await run(process.execPath, ['scripts/rotate-keys.ts'], { env });
-    return { code: 0, output: stdout };
-  } catch (err) {
-    const e = err as { code: number; stdout: string; stderr: string };
-    return { code: e.code, output: e.stdout + e.stderr };
-  }
-}
+const rotateCommand = (url: string, keys: string) =>
+  runScript('scripts/rotate-keys.ts', [], { DATABASE_URL: url, ENCRYPTION_KEYS: keys });
 
-let db: FreshDatabase | undefined;
-afterEach(async () => {
-  await db?.drop();
-  db = undefined;
-});
+const freshDatabase = freshDatabaseEachTest();
 
 describe.each(engineKinds)('npm run rotate-keys (%s)', (kind) => {
   it('re-seals with the first key, prints counts by key, and is a no-op the second time', async () => {
-    db = await freshDatabase(kind);
-    const url = kind === 'sqlite' ? `sqlite:${db.at}` : db.at;
+    const db = await freshDatabase(kind);
+    const url = databaseUrl(db);
     let store = await openStore(db, 2);
     const old = new Keyring([{ id: 'k1', key: Buffer.from(k1, 'base64') }]);
     const vault = createVault(store, old, { retentionDays: 30 });
@@ -79,8 +65,8 @@ describe.each(engineKinds)('npm run rotate-keys (%s)', (kind) => {
   });
 
   it('stops with one line when a key is missing or ENCRYPTION_KEYS is bad, naming no key', async () => {
-    db = await freshDatabase(kind);
-    const url = kind === 'sqlite' ? `sqlite:${db.at}` : db.at;
+    const db = await freshDatabase(kind);
+    const url = databaseUrl(db);
     const store = await openStore(db, 2);
     const old = new Keyring([{ id: 'k1', key: Buffer.from(k1, 'base64') }]);
     await createVault(store, old, { retentionDays: 30 }).saveInstallation(teamInstallation('T1'));

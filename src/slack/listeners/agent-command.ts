@@ -42,7 +42,7 @@ export function registerAgentCommand(
     const cmd = parseSubCommand(prompt);
     if (cmd.kind === 'help') {
       // Answered in the ack itself: nothing to look up.
-      await ack({ response_type: 'ephemeral', text: AGENT_USAGE });
+      await ack({ response_type: 'ephemeral', text: deps.usage ?? AGENT_USAGE });
       log.info({ channelId: channel_id, userId: user_id, empty: cmd.empty }, 'command.usage');
       return;
     }

@@ -34,6 +34,8 @@ export interface ListenerDeps {
   projects: Projects;
   /** `/agent doctor` (and `doctor` in a mention or DM): the setup checks, to the asker only. */
   doctor?: SubCommandDeps['doctor'];
+  /** The `/agent help` text (the distributed mode has its own). */
+  usage?: string;
   /** The App Home (published on `app_home_opened`). */
   home?: HomePublisher;
   store: Store;

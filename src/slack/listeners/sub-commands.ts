@@ -52,6 +52,8 @@ export interface SubCommandDeps {
   /** The setup checks (src/doctor/wiring.ts): a full report for admins, a health line else. */
   doctor?: (who: Asker) => Promise<{ text: string; full: boolean; failed: number }>;
   log: Logger;
+  /** The `/agent help` text: AGENT_USAGE, or AGENT_USAGE_WORKSPACE in the distributed mode. */
+  usage?: string;
 }
 
 /**
@@ -68,7 +70,7 @@ export async function answerSubCommand(
   switch (cmd.kind) {
     case 'help':
       deps.log.info({ ...fields, empty: cmd.empty }, `${surface}.usage`);
-      return AGENT_USAGE;
+      return deps.usage ?? AGENT_USAGE;
     case 'status':
       deps.log.info(fields, `${surface}.status`);
       return deps.jobStatus(who.teamId, who.channelId, who.userId);
