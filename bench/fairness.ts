@@ -1,59 +1,77 @@
 /**
- * Benchmark: per-workspace fairness in distributed mode. `--workspaces` busy workspaces
- * (default 50) with `--jobs` watched jobs each (default 200) on PostgreSQL, served by two
- * replicas (each its own store pool, API client, poller and notifier with per-workspace
- * limits, both in this process), all jobs finishing at once; meanwhile a few quiet
- * workspaces' jobs finish one by one. Measured: how long each quiet job takes from the
- * moment the agent API reports it finished to its announcement in Slack (fake Slack, each
- * workspace with its own token), under the burst and alone (the same quiet jobs, no busy
- * workspaces), and the ratio. Polls are on a 1 s interval (POLL_INTERVAL_MS = 1000, no
- * back-off) so that the time to notice a finish is about half a second either way.
+ * Benchmark: per-workspace fairness in distributed mode, against the real process. Two
+ * replicas of the bot as `npm start` runs it (bench/fairness-world.ts) on one fresh
+ * PostgreSQL database, the fake Slack with a workspace per team (each its own token, from its
+ * own OAuth install) and the API emulator with a project per workspace (each its own key).
  *
- * The replicas are the bot's real poller and notifier, not `npm start` processes: in this
- * version a distributed bot's polls have no API key of the workspace's (per-workspace API
- * clients come later), so a process could not poll. Nothing here asserts a time.
+ * `--workspaces` busy workspaces (default 50) with `--jobs` watched jobs each (default 200)
+ * all finish at once; meanwhile 10 quiet workspaces' 30 jobs finish one by one, and, 2 s into
+ * the burst, the quiet workspaces send 40 `/agent <prompt>` at once (4 each, in a channel of
+ * their own), then an `/agent status` each, over signed HTTP, split across the replicas as a
+ * load balancer would. Then the same quiet jobs and commands alone (no busy workspace), on a
+ * fresh world. Polls run at the bot's defaults (POLL_INTERVAL_MS 5 s: fresh jobs are polled
+ * every 5 s). Measured: a quiet job's finish at the API → its announcement in Slack; the last
+ * busy announcement; the quiet senders' first answer and status answer (as bench/burst.ts
+ * counts them); each replica's RSS. Nothing here asserts a time.
  */
-import { WebClient } from '@slack/web-api';
-import { ApiClient } from '../src/api/client.ts';
-import type { Loop } from '../src/jobs/loop.ts';
-import { startNotifier } from '../src/jobs/notifier.ts';
-import { type Poller, startPoller } from '../src/jobs/poller.ts';
-import { webClientOptions } from '../src/slack/app.ts';
-import { createSlackJobChat } from '../src/slack/chat.ts';
-import type { ClientSource } from '../src/slack/workspace-clients.ts';
-import { openPostgresStore } from '../src/store/postgres.ts';
-import type { Store } from '../src/store/types.ts';
-import { ApiEmulator } from '../test/fakes/api-emulator.ts';
+import type { ApiEmulator } from '../test/fakes/api-emulator.ts';
 import type { LatencyProfile } from '../test/fakes/latency.ts';
-import { FakeSlack } from '../test/fakes/slack.ts';
-import { createTestDatabase, postgresAvailable } from '../test/helpers/postgres.ts';
+import { postgresAvailable } from '../test/helpers/postgres.ts';
+import { type Cmd, Seen } from './burst-seen.ts';
 import {
-  type BenchOptions,
-  type BenchResult,
-  log,
-  type Metric,
-  PROJECT,
-  percentile,
-  SECRETS,
-  silentLogger,
-  startMemoryProbe,
-} from './measure.ts';
+  logRun,
+  max,
+  metrics,
+  QUIET_JOBS,
+  QUIET_WORKSPACES,
+  type RunFigures,
+} from './fairness-figures.ts';
+import { startProbe } from './fairness-probe.ts';
+import {
+  closeWorld,
+  command,
+  connectDocs,
+  install,
+  openStore,
+  openWorld,
+  type Replica,
+  sampleRss,
+  sleep,
+  startReplicas,
+  stopReplicas,
+  type Workspace,
+  type World,
+  workspace,
+} from './fairness-world.ts';
+import type { BenchOptions, BenchResult } from './measure.ts';
 import { type SeedJob, seedJobs } from './poller-world.ts';
 
 const CHANNELS_PER_BUSY = 10;
-const QUIET_WORKSPACES = 10;
-const QUIET_JOBS = 3;
-const POLL_MS = 1_000;
-const LEASE_MS = 30_000;
-/** Polls run this long before the burst: the pools widen to the load. */
-const WARM_MS = 3_000;
+/** `/agent <prompt>` per quiet workspace, all at once (40 in all: the burst benchmark's 40). */
+const QUIET_COMMANDS = 4;
+/** The bot's default poll delays (POLL_INTERVAL_MS, POLL_MAX_INTERVAL_MS). */
+const POLL_MS = 5_000;
+const OLD_POLL_MS = 60_000;
+/**
+ * Busy jobs polled every 5 s (started or changed within the minute), as bench/poller.ts and
+ * bench/memory.ts seed their 10,000: the rest are older, polled every minute. `--fresh` makes
+ * every busy job young (2,000 polls a second before the burst: the stress case). Quiet jobs
+ * are always young.
+ */
+const YOUNG_SHARE = 0.1;
+/** Replicas run this long before the burst: every job polled once, the pools widened. */
+const WARM_MS = 8_000;
 /** Quiet jobs finish this far apart, from half a second after the burst. */
 const QUIET_STEP_MS = 400;
-const DEADLINE_MS = 120_000;
+/** The quiet workspaces' commands, this long after the burst. */
+const COMMANDS_AT_MS = 2_000;
+const DEADLINE_MS = 240_000;
 
 interface Shape {
   workspaces: number;
   jobs: number;
+  /** Every busy job young (polled every 5 s). */
+  fresh: boolean;
 }
 
 function argOf(name: string, def: number): number {
@@ -62,233 +80,227 @@ function argOf(name: string, def: number): number {
   return Number.isFinite(v) && v >= 0 ? v : def;
 }
 
-const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, Math.max(0, ms)));
-
 interface Job {
-  team: string;
+  ws: Workspace;
   channel: string;
   jobId: string;
   ts: string;
+  young: boolean;
 }
 
-/** The jobs of the run: busy workspaces' (none when alone) and the quiet ones'. */
-function jobsOf(shape: Shape): { busy: Job[]; quiet: Job[] } {
+/** The workspaces and jobs of a run: busy ones (none when alone) and the quiet ones. */
+function worldOf(shape: Shape) {
+  const busyWs = Array.from({ length: shape.workspaces }, (_, w) =>
+    workspace(
+      `TB${w}`,
+      Array.from({ length: CHANNELS_PER_BUSY }, (_, c) => `CB${w}x${c}`),
+    ),
+  );
+  // Its /agent warm each replica's code up before the burst, as bench/burst.ts does.
+  const warmWs = workspace('TW0', ['CW0'], 2);
+  const quietWs = Array.from({ length: QUIET_WORKSPACES }, (_, w) =>
+    workspace(`TQ${w}`, [`CQ${w}`, `CQ${w}cmd`], QUIET_COMMANDS + 1),
+  );
   const busy: Job[] = [];
-  for (let w = 0; w < shape.workspaces; w++)
+  for (const [w, ws] of busyWs.entries())
     for (let j = 0; j < shape.jobs; j++)
       busy.push({
-        team: `TB${w}`,
-        channel: `CB${w}x${j % CHANNELS_PER_BUSY}`,
+        ws,
+        channel: ws.channels[j % CHANNELS_PER_BUSY]!,
         jobId: `job_b${w}_${j}`,
         ts: '',
+        young: shape.fresh || j % Math.round(1 / YOUNG_SHARE) === 0,
       });
   const quiet: Job[] = [];
   // In turn across the quiet workspaces: one channel's jobs finish seconds apart, so
   // Slack's pace in a channel (a post a second) is not what is measured.
   for (let j = 0; j < QUIET_JOBS; j++)
-    for (let w = 0; w < QUIET_WORKSPACES; w++)
-      quiet.push({ team: `TQ${w}`, channel: `CQ${w}`, jobId: `job_q${w}_${j}`, ts: '' });
-  return { busy, quiet };
+    for (const [w, ws] of quietWs.entries())
+      quiet.push({
+        ws,
+        channel: ws.channels[0]!,
+        jobId: `job_q${w}_${j}`,
+        ts: '',
+        young: true,
+      });
+  return { workspaces: [...busyWs, ...quietWs, warmWs], warmWs, quietWs, busy, quiet };
 }
 
-interface Replica {
-  store: Store;
-  api: ApiClient;
-  poller: Poller;
-  notifier: Loop;
+/** Installs every workspace (OAuth, through a first replica), connects its docs, stops. */
+async function installAll(world: World, workspaces: Workspace[]): Promise<void> {
+  await startReplicas(world, 1);
+  for (const ws of workspaces) await install(world, ws);
+  await connectDocs(world, workspaces);
+  await stopReplicas(world);
 }
 
-/** One replica as the bot builds its loops in distributed mode (src/app/background.ts). */
-async function startReplica(url: string, n: number, apiUrl: string, clients: ClientSource) {
-  const silent = silentLogger();
-  const store = await openPostgresStore(url, { log: silent });
-  const api = new ApiClient({
-    baseUrl: apiUrl,
-    apiKey: SECRETS.apiKey,
-    projectId: PROJECT,
-    log: silent,
+/**
+ * Seeds the watched jobs, each in its workspace's project, as a bot that has run a while
+ * leaves them: due at moments spread over their interval (young 5 s, old a minute).
+ */
+async function seed(world: World, api: ApiEmulator, jobs: Job[]) {
+  const now = Date.now();
+  for (const j of jobs) api.setJob(j.jobId, { status: 'active' }, j.ws.projectId);
+  const seeds: SeedJob[] = jobs.map((j) => {
+    const age = j.young ? Math.random() * 20_000 : (10 + Math.random() * 50) * 60_000;
+    const interval = j.young ? POLL_MS : OLD_POLL_MS;
+    return {
+      jobId: j.jobId,
+      teamId: j.ws.team,
+      channel: j.channel,
+      createdAt: Math.round(now - age),
+      nextPollAt: now + Math.round(Math.random() * interval),
+      pollIntervalMs: interval,
+    };
   });
-  const owner = `bench-replica-${n}`;
-  const notifier = startNotifier({
-    store,
-    chat: createSlackJobChat(clients, silent),
-    log: silent,
-    owner,
-    leaseMs: LEASE_MS,
-    perWorkspace: true,
-  });
-  const poller = startPoller({
-    store,
-    api,
-    log: silent,
-    backoff: { baseMs: POLL_MS, maxMs: POLL_MS },
-    owner,
-    leaseMs: LEASE_MS,
-    onChange: () => notifier.kick(),
-  });
-  return { store, api, poller, notifier } satisfies Replica;
+  const threadOf = await seedJobs({ kind: 'postgres', url: world.db.url }, seeds);
+  // The thread each seeded job has (seedJobs numbers them in order).
+  for (const [i, j] of jobs.entries()) j.ts = `${1_700_000_000 + i}.000100`;
+  return threadOf;
 }
 
-async function stopReplica(r: Replica): Promise<void> {
-  await r.poller.stop();
-  await r.notifier.stop();
-  r.api.stop();
-  await r.store.close();
-}
-
-interface RunFigures {
-  quietMs: number[];
-  /** Of that: the API's finish until a poll recorded it (the rest is the notifier's). */
-  quietPollMs: number[];
-  /** When the last busy job was announced, from the burst (NaN: not within the deadline). */
-  busyDoneMs: number;
-  busyAnnounced: number;
-}
-
-/** Adds the workspaces to Slack, each with its channels and token; a client per workspace. */
-function workspacesIn(slack: FakeSlack, jobs: Job[]): ClientSource {
-  const channels = new Map<string, Set<string>>();
-  for (const j of jobs) channels.set(j.team, (channels.get(j.team) ?? new Set()).add(j.channel));
-  const clients = new Map<string, WebClient>();
-  let i = 0;
-  for (const [team, cs] of channels) {
-    const { botToken } = slack.addWorkspace({
-      team,
-      name: `Workspace ${team}`,
-      botUser: `UBOT${i++}`,
-      channels: [...cs],
+/** 4 `/agent` from each quiet workspace at once, then a status from each once all are acked. */
+async function quietCommands(
+  world: World,
+  quietWs: Workspace[],
+  seen: Seen,
+): Promise<[Cmd[], Cmd[]]> {
+  const replica = (i: number): Replica => world.replicas[i % world.replicas.length]!;
+  const send = async (r: Replica, ws: Workspace, cmd: Cmd) => {
+    seen.expect(cmd);
+    cmd.sentAt = Date.now();
+    const text = await command(r, {
+      team: ws.team,
+      user: cmd.user,
+      channel: cmd.channel,
+      text: cmd.text,
+      responseUrl: world.slack.responseUrl(cmd.responseId),
     });
-    clients.set(team, new WebClient(botToken, webClientOptions(slack.url)));
-  }
-  return {
-    clientFor: async (ws) => {
-      const c = clients.get(ws.teamId);
-      if (!c) throw new Error(`no workspace ${ws.teamId}`);
-      return c;
-    },
+    if (text.trim() !== '') seen.ack(cmd.token, Date.now());
   };
+  const cmd = (ws: Workspace, user: string, token: string, text: string): Cmd => ({
+    token,
+    text,
+    channel: ws.channels[1]!,
+    user,
+    responseId: `r-${token}`,
+    sentAt: 0,
+  });
+  const jobs = quietWs.flatMap((ws, w) =>
+    Array.from({ length: QUIET_COMMANDS }, (_, k) => {
+      const token = `burstQ${String(w * QUIET_COMMANDS + k).padStart(3, '0')}`;
+      return { ws, c: cmd(ws, ws.users[k]!, token, `${token}: document setting ${k} in the FAQ`) };
+    }),
+  );
+  await Promise.all(jobs.map(({ ws, c }, i) => send(replica(i), ws, c)));
+  const statuses = quietWs.map((ws, w) => ({
+    ws,
+    c: cmd(ws, ws.users[QUIET_COMMANDS]!, `status${String.fromCharCode(65 + w)}`, 'status'),
+  }));
+  await Promise.all(statuses.map(({ ws, c }, i) => send(replica(i), ws, c)));
+  return [jobs.map((j) => j.c), statuses.map((s) => s.c)];
 }
 
-/** When a poll recorded each job's finish (its status changed: the announcement went into the outbox). */
-async function recordedAt(
-  store: Store,
-  jobs: Job[],
-  threadOf: Map<string, number>,
-): Promise<Map<string, number>> {
-  const at = new Map<string, number>();
-  for (const j of jobs) {
-    const t = await store.getThread(threadOf.get(j.jobId) ?? -1);
-    if (t?.changedAt != null) at.set(j.jobId, t.changedAt);
-  }
-  return at;
+/** An `/agent` to each replica from a workspace of its own; answers once their jobs exist. */
+async function warmUp(world: World, ws: Workspace): Promise<void> {
+  const created = world.api.createdJobs().length;
+  for (const [i, r] of world.replicas.entries())
+    await command(r, {
+      team: ws.team,
+      user: ws.users[i % ws.users.length]!,
+      channel: ws.channels[0]!,
+      text: `warm up ${i}`,
+      responseUrl: world.slack.responseUrl(),
+    });
+  for (const end = Date.now() + 30_000; Date.now() < end; await sleep(50))
+    if (world.api.createdJobs().length >= created + world.replicas.length) return;
+  throw new Error('the warm-up jobs were not created in 30 s');
 }
 
 async function oneRun(shape: Shape, latency: LatencyProfile): Promise<RunFigures> {
-  const db = await createTestDatabase();
-  const slack = await FakeSlack.start();
-  const api = await ApiEmulator.start({ apiKey: SECRETS.apiKey, projectId: PROJECT });
-  const replicas: Replica[] = [];
+  const { workspaces, warmWs, quietWs, busy, quiet } = worldOf(shape);
+  const world = await openWorld(workspaces);
   try {
-    const { busy, quiet } = jobsOf(shape);
+    await installAll(world, workspaces);
     const all = [...busy, ...quiet];
-    const clients = workspacesIn(slack, all);
-    for (const j of all) api.setJob(j.jobId, { status: 'active' });
-    // The bot's schema first (the first replica's store migrates), then the watched jobs.
-    const first = await openPostgresStore(db.url, { log: silentLogger() });
-    await first.close();
-    const now = Date.now();
-    const seeds: SeedJob[] = all.map((j) => ({
-      jobId: j.jobId,
-      teamId: j.team,
-      channel: j.channel,
-      createdAt: now,
-      nextPollAt: now,
-      pollIntervalMs: POLL_MS,
-    }));
-    const threadOf = await seedJobs({ kind: 'postgres', url: db.url }, seeds);
-    // The thread each seeded job has (seedJobs numbers them in order).
-    for (const [i, j] of all.entries()) j.ts = `${1_700_000_000 + i}.000100`;
-    slack.useLatency(latency);
-    api.useLatency(latency);
-    for (let n = 1; n <= 2; n++) replicas.push(await startReplica(db.url, n, api.url, clients));
-    await sleep(WARM_MS);
+    const threadOf = await seed(world, world.api, all);
+    world.slack.useLatency(latency);
+    world.api.useLatency(latency);
+    await startReplicas(world, 2);
+    const warmed = Date.now();
+    await warmUp(world, warmWs);
+    const probe = startProbe(world);
+    const warmFrom = await probe.begin();
+    await sleep(warmed + WARM_MS - Date.now());
+    const warm = await probe.end(warmFrom);
+    const burstFrom = await probe.begin();
+    const rss = sampleRss(world);
+    const seen = new Seen(world.slack);
     const burstAt = Date.now();
-    for (const j of busy) api.complete(j.jobId, `https://github.com/acme/docs/pull/${j.jobId}`);
+    for (const j of busy)
+      world.api.complete(j.jobId, `https://github.com/acme/docs/pull/${j.jobId}`);
     const finishedAt = new Map<string, number>();
-    for (const [i, j] of quiet.entries()) {
-      await sleep(burstAt + 500 + i * QUIET_STEP_MS - Date.now());
-      api.complete(j.jobId, `https://github.com/acme/docs/pull/${j.jobId}`);
-      finishedAt.set(j.ts, Date.now());
-    }
-    const busyTs = new Set(busy.map((j) => j.ts));
+    const finishing = (async () => {
+      for (const [i, j] of quiet.entries()) {
+        await sleep(burstAt + 500 + i * QUIET_STEP_MS - Date.now());
+        world.api.complete(j.jobId, `https://github.com/acme/docs/pull/${j.jobId}`);
+        finishedAt.set(j.ts, Date.now());
+      }
+    })();
+    const commands = sleep(COMMANDS_AT_MS).then(() => quietCommands(world, quietWs, seen));
+    const [[cmds, statuses]] = await Promise.all([commands, finishing]);
+    const burst = await probe.end(burstFrom);
     const landed = new Map<string, number>();
-    let seen = 0;
-    const deadline = Date.now() + DEADLINE_MS;
-    for (;;) {
-      for (; seen < slack.calls.length; seen++) {
-        const c = slack.calls[seen]!;
+    let read = 0;
+    const busyTs = new Set(busy.map((j) => j.ts));
+    for (const deadline = Date.now() + DEADLINE_MS; Date.now() < deadline; await sleep(50)) {
+      for (; read < world.slack.calls.length; read++) {
+        const c = world.slack.calls[read]!;
         const ts = String((c.args as { thread_ts?: string }).thread_ts ?? '');
         if (c.method === 'chat.postMessage' && c.status === 200 && ts && !landed.has(ts))
           landed.set(ts, c.at);
       }
-      const quietDone = quiet.every((j) => landed.has(j.ts));
-      const busyDone = [...busyTs].every((ts) => landed.has(ts));
-      if ((quietDone && busyDone) || Date.now() > deadline) break;
-      await sleep(50);
+      seen.update();
+      probe.countGets();
+      const answered = [...cmds, ...statuses].every((c) => seen.first.has(c.token));
+      if (
+        answered &&
+        quiet.every((j) => landed.has(j.ts)) &&
+        [...busyTs].every((t) => landed.has(t))
+      )
+        break;
     }
-    const quietMs = quiet
-      .filter((j) => landed.has(j.ts))
-      .map((j) => landed.get(j.ts)! - finishedAt.get(j.ts)!);
-    const recorded = await recordedAt(replicas[0]!.store, quiet, threadOf);
-    const quietPollMs = quiet
-      .filter((j) => recorded.has(j.jobId))
-      .map((j) => recorded.get(j.jobId)! - finishedAt.get(j.ts)!);
+    const store = await openStore(world);
+    const recorded = new Map<string, number>();
+    try {
+      for (const j of quiet) {
+        const t = await store.getThread(threadOf.get(j.jobId) ?? -1);
+        if (t?.changedAt != null) recorded.set(j.ts, t.changedAt);
+      }
+    } finally {
+      await store.close();
+    }
+    const since = (at: Map<string, number>, j: Job) => at.get(j.ts)! - finishedAt.get(j.ts)!;
     const busyTimes = [...busyTs].map((ts) => landed.get(ts)).filter((t) => t !== undefined);
+    const answerMs = (cs: Cmd[]) =>
+      cs.map((c) => (seen.first.get(c.token) ?? Number.NaN) - c.sentAt);
     return {
-      quietMs,
-      quietPollMs,
+      quietMs: quiet.filter((j) => landed.has(j.ts)).map((j) => since(landed, j)),
+      quietPollMs: quiet.filter((j) => recorded.has(j.ts)).map((j) => since(recorded, j)),
       busyAnnounced: busyTimes.length,
       busyDoneMs:
         busyTimes.length === busy.length && busy.length > 0
           ? Math.max(...busyTimes) - burstAt
           : Number.NaN,
+      firstMs: answerMs(cmds),
+      statusMs: answerMs(statuses),
+      rss: rss.stop(),
+      warm,
+      burst,
     };
   } finally {
-    for (const r of replicas) await stopReplica(r);
-    await slack.close();
-    await api.close();
-    await db.drop();
+    await closeWorld(world);
   }
-}
-
-function metrics(loaded: RunFigures[], alone: RunFigures[]): Metric[] {
-  const q = (rs: RunFigures[], p: number) => rs.map((r) => percentile(r.quietMs, p));
-  const m = (name: string, unit: string, runs: number[], target?: string): Metric => ({
-    name,
-    unit,
-    runs,
-    ...(target ? { target } : {}),
-  });
-  const ratio = (p: number) =>
-    loaded.map((r, i) => percentile(r.quietMs, p) / percentile(alone[i]!.quietMs, p));
-  return [
-    m('quiet announcement p50, burst', 'ms', q(loaded, 50)),
-    m('quiet announcement p95, burst', 'ms', q(loaded, 95)),
-    m(
-      'of which until polled, p50, burst',
-      'ms',
-      loaded.map((r) => percentile(r.quietPollMs, 50)),
-    ),
-    m('quiet announcement p50, alone', 'ms', q(alone, 50)),
-    m('quiet announcement p95, alone', 'ms', q(alone, 95)),
-    m('quiet p50 burst / alone', '×', ratio(50), '≈ 1'),
-    m('quiet p95 burst / alone', '×', ratio(95), '≈ 1'),
-    m(
-      'every busy job announced',
-      's',
-      loaded.map((r) => r.busyDoneMs / 1000),
-    ),
-  ];
 }
 
 export async function benchFairness(o: BenchOptions): Promise<BenchResult> {
@@ -296,9 +308,9 @@ export async function benchFairness(o: BenchOptions): Promise<BenchResult> {
   const shape = {
     workspaces: argOf('workspaces', o.quick ? 10 : 50),
     jobs: argOf('jobs', o.quick ? 50 : 200),
+    fresh: process.argv.includes('--fresh'),
   };
-  const runs = o.quick ? 1 : 2;
-  const probe = startMemoryProbe();
+  const runs = argOf('runs', o.quick ? 1 : 2);
   const loaded: RunFigures[] = [];
   const alone: RunFigures[] = [];
   const wall: number[] = [];
@@ -306,29 +318,27 @@ export async function benchFairness(o: BenchOptions): Promise<BenchResult> {
     const started = performance.now();
     const r = await oneRun(shape, o.latency);
     wall.push(performance.now() - started);
-    const a = await oneRun({ workspaces: 0, jobs: 0 }, o.latency);
-    const p = (xs: number[], n: number) => percentile(xs, n).toFixed(0);
-    log(
-      `fairness run ${i + 1}/${runs}: quiet p50/p95 ${p(r.quietMs, 50)}/${p(r.quietMs, 95)} ms under the burst ` +
-        `(poll part ${p(r.quietPollMs, 50)}/${p(r.quietPollMs, 95)}) ` +
-        `(${r.quietMs.length} of ${QUIET_WORKSPACES * QUIET_JOBS}), ${p(a.quietMs, 50)}/${p(a.quietMs, 95)} ms alone; ` +
-        `busy ${r.busyAnnounced}/${shape.workspaces * shape.jobs} announced, last at ${(r.busyDoneMs / 1000).toFixed(1)} s`,
-    );
+    const a = await oneRun({ workspaces: 0, jobs: 0, fresh: false }, o.latency);
+    logRun(i, runs, shape, r, a);
     loaded.push(r);
     alone.push(a);
   }
-  const mem = probe.stop();
   return {
     name: 'fairness',
     runsMs: wall,
-    peakRssMb: mem.rss,
-    peakHeapMb: mem.heap,
+    peakRssMb: Math.max(...loaded.flatMap((r) => r.rss.map(max))),
+    peakHeapMb: 0,
     notes: [
-      `${shape.workspaces} busy workspaces × ${shape.jobs} jobs (${CHANNELS_PER_BUSY} channels each) finish at once; ` +
-        `${QUIET_WORKSPACES} quiet workspaces' ${QUIET_WORKSPACES * QUIET_JOBS} jobs finish ${QUIET_STEP_MS} ms apart from 0.5 s after`,
-      'PostgreSQL, two replicas (poller + notifier each, in this process), polls every 1 s, each workspace its own token',
-      'quiet announcement: from the API reporting the job finished to the post taking effect in Slack',
-      'alone: the same quiet jobs with no busy workspace',
+      `${shape.workspaces} busy workspaces × ${shape.jobs} jobs (${CHANNELS_PER_BUSY} channels each; ` +
+        `${shape.fresh ? 'all' : `${YOUNG_SHARE * 100} %`} polled every ${POLL_MS / 1000} s, ` +
+        `${shape.fresh ? 'none' : 'the rest'} every ${OLD_POLL_MS / 1000} s) finish at once; ` +
+        `${QUIET_WORKSPACES} quiet workspaces' ${QUIET_WORKSPACES * QUIET_JOBS} jobs finish ${QUIET_STEP_MS} ms apart from 0.5 s after, ` +
+        `and ${COMMANDS_AT_MS / 1000} s after it they send ${QUIET_WORKSPACES * QUIET_COMMANDS} /agent at once, then a status each`,
+      'two replicas of `npm start` (distributed mode, PostgreSQL, the default poll settings), each workspace installed with OAuth ' +
+        '(its own token) and connected to its own project and key; fakes and senders in this process',
+      'quiet announcement: from the API reporting the job finished to the post taking effect in Slack; ' +
+        'first answer: as bench/burst.ts counts it; alone: the same quiet jobs and commands, no busy workspace',
+      'peak rss: absolute, of the replicas\u2019 node processes (not a Δ)',
     ],
     stats: {},
     metrics: metrics(loaded, alone),

@@ -7,8 +7,7 @@
 import { monitorEventLoopDelay, PerformanceObserver } from 'node:perf_hooks';
 import { WebClient } from '@slack/web-api';
 import { ApiClient } from '../src/api/client.ts';
-import type { Loop } from '../src/jobs/loop.ts';
-import { startNotifier } from '../src/jobs/notifier.ts';
+import { type Notifier, startNotifier } from '../src/jobs/notifier.ts';
 import { type Poller, startPoller } from '../src/jobs/poller.ts';
 import { noJobMetrics } from '../src/jobs/ports.ts';
 import { createSlackJobChat } from '../src/slack/chat.ts';
@@ -41,7 +40,7 @@ export interface BotSettings {
 
 const silent = silentLogger();
 let store: Store | undefined;
-let running: { poller: Poller; notifier: Loop; api: ApiClient } | undefined;
+let running: { poller: Poller; notifier: Notifier; api: ApiClient } | undefined;
 let oldThreads = new Set<number>();
 const oldDelays: number[] = [];
 const lags: number[] = [];
@@ -125,7 +124,7 @@ serve({
         ? { concurrency: Number(process.env.BENCH_POLL_CONCURRENCY_MAX) }
         : {}),
       metrics,
-      onChange: () => notifier.kick(),
+      onChange: () => notifier.changed(),
     });
     running = { poller, notifier, api };
     await sleep(a.t0 - Date.now());

@@ -44,7 +44,8 @@ const BENCHES: Record<string, Bench> = {
   // Runs its own list of API latencies, 0, 5, 50 and 150 ms (bench/poller.ts), in one pass.
   poller: { run: benchPoller, latencies: ['zero'], why: 'runs GETs at 0, 5, 50 and 150 ms itself' },
   notifier: { run: benchNotifier, latencies: BOTH },
-  // `--workspaces N --jobs M` (default 50 × 200): see bench/fairness.ts.
+  // Two `npm start` replicas in distributed mode: `--workspaces N --jobs M` (default 50 × 200),
+  // `--fresh` (every busy job polled every 5 s), `--runs R`: see bench/fairness.ts.
   fairness: { run: benchFairness, latencies: BOTH },
   coldstart: { run: benchColdStart, latencies: BOTH },
   memory: { run: benchMemory, latencies: BOTH },

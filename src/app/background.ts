@@ -76,7 +76,7 @@ export function startBackground(deps: {
     now,
     ...(opts.followUpGraceMs === undefined ? {} : { followUpGraceMs: opts.followUpGraceMs }),
     ...(opts.troubleAfterMs === undefined ? {} : { troubleAfterMs: opts.troubleAfterMs }),
-    onChange: () => notifier.kick(),
+    onChange: () => notifier.changed(),
   });
   teardown.add('poller', () => poller.stop());
 

@@ -45,6 +45,15 @@ const URGENT_BATCH = 20;
 const CHANNEL_QUEUE = 5;
 /** A queue at its bound lasts at least this long: when to top it up. */
 const REFILL_MS = 1_000;
+/**
+ * While a pass finds the queues full, the passes that changes set off (every poll that
+ * records one, and every root edit: `changed`) are at least this far apart: a pass then only
+ * tops up what drained, and thousands of changes in a burst would otherwise run pass after
+ * pass, each a few queries over the whole outbox, taking the database from the polls' writes
+ * and the commands' reads (the fairness benchmark saw 20-35 passes a second). A workspace's
+ * first announcement still comes in the next pass: this much later at most.
+ */
+export const FULL_PASS_GAP_MS = 250;
 const MAX_IN_FLIGHT = 16;
 /**
  * Distributed mode: what one workspace may hold of the calls in flight (and below, of the
@@ -134,7 +143,16 @@ const atLeast = (n: Map<string, number>, at: number) =>
  * mode workspaces take turns in what is fetched (the store lists them in turn) and each holds
  * a share of the queues at most, so one workspace's burst delays no other's announcements.
  */
-export function startNotifier(deps: NotifierDeps): Loop {
+export interface Notifier extends Loop {
+  /**
+   * A poll recorded a change (an announcement, a root to edit): a pass soon, but while the
+   * queues are full no sooner than FULL_PASS_GAP_MS after the last. `kick` (an answer to a
+   * person waiting) is never held back.
+   */
+  changed(): void;
+}
+
+export function startNotifier(deps: NotifierDeps): Notifier {
   const { store, chat, clock = systemClock } = deps;
   const log = deps.log.child({ component: 'notifier' });
   const now = () => clock.now();
@@ -157,6 +175,14 @@ export function startNotifier(deps: NotifierDeps): Loop {
   const queuedRoots = new Map<number, string>();
   /** When the soonest retry this process put off falls due. */
   let retryAt: number | null = null;
+  /** When the last pass ended finding the queues full (null: it did not). */
+  let fullAt: number | null = null;
+  /** Something more to send: the next pass now, or FULL_PASS_GAP_MS after one found them full. */
+  function changed(): void {
+    if (fullAt !== null && now() - fullAt < FULL_PASS_GAP_MS)
+      loop.kickAt(fullAt + FULL_PASS_GAP_MS);
+    else loop.kick();
+  }
 
   /**
    * Slack said "later" for `delay`; a 429 also pauses what it limits that long: a post's
@@ -209,7 +235,7 @@ export function startNotifier(deps: NotifierDeps): Loop {
         // A change recorded while this edit was queued or in flight (here, or by another
         // replica, which then skipped the root we held) may be newer than what it showed,
         // and the passes meanwhile passed the root over: one more pass looks again.
-        if (edited) loop.kick();
+        if (edited) changed();
         return edited;
       },
     });
@@ -293,6 +319,7 @@ export function startNotifier(deps: NotifierDeps): Loop {
     const more = [await fetchPosts(), await fetchRoots()];
     // A retry due by the start of this pass was fetched by it.
     if (retryAt !== null && retryAt <= started) retryAt = null;
+    fullAt = more.includes('later') && !more.includes('now') ? now() : null;
     if (more.includes('now')) return 0;
     const next = [more.includes('later') ? REFILL_MS : null, retryAt && retryAt - now()];
     const waits = next.filter((x): x is number => x !== null);
@@ -302,6 +329,7 @@ export function startNotifier(deps: NotifierDeps): Loop {
   const loop = startLoop({ name: 'notifier', log, idleMs: 30_000, pass, now });
   return {
     kick: () => loop.kick(),
+    changed,
     kickAt: (at) => loop.kickAt(at),
     async stop() {
       // Nothing new is fetched; the calls in flight end and record what came of them.

@@ -245,11 +245,15 @@ export class ApiEmulator {
     return [...this.created];
   }
 
-  /** Patches a job, creating it with defaults when the id is unknown (to seed state). */
-  setJob(id: string, patch: Partial<EmulatedJob>): EmulatedJob {
+  /**
+   * Patches a job, creating it with defaults when the id is unknown (to seed state); in
+   * `projectId` (another project of the organisation's) when given, else the default one.
+   */
+  setJob(id: string, patch: Partial<EmulatedJob>, projectId?: string): EmulatedJob {
     const job = this.jobs.get(id) ?? this.newJob(id, patch.messages?.[0] ?? 'seeded');
     Object.assign(job, patch, { id });
     this.jobs.set(id, job);
+    if (projectId !== undefined) this.jobProject.set(id, projectId);
     return job;
   }
 

@@ -4,13 +4,13 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, expect, it } from 'vitest';
 import { ChatError } from '../../src/chat-errors.ts';
 import type { Loop } from '../../src/jobs/loop.ts';
-import { startNotifier } from '../../src/jobs/notifier.ts';
+import { FULL_PASS_GAP_MS, startNotifier } from '../../src/jobs/notifier.ts';
 import type { JobChat } from '../../src/jobs/ports.ts';
 import { openSqliteStore } from '../../src/store/sqlite.ts';
 import type { Announcement, JobThread, Store } from '../../src/store/types.ts';
 import { manualClock, settle } from '../helpers/clock.ts';
 import { memoryLogger } from '../helpers/log.ts';
-import { eventually } from '../helpers/net.ts';
+import { eventually, sleep } from '../helpers/net.ts';
 
 /** A stand-in for Slack that records what the notifier asked for, and can refuse or stall. */
 function recordingChat() {
@@ -161,6 +161,47 @@ it('works through a backlog larger than its queues without waiting for a kick', 
   await eventually(() => shown.length === n && announced.length === n, 'everything', 5_000);
   expect(new Set(shown.map((t) => t.id)).size).toBe(n);
   expect(new Set(keys(announced)).size).toBe(n);
+});
+
+it('runs the passes that changes set off at most every FULL_PASS_GAP_MS while its queues are full', async () => {
+  // One channel's backlog, more than its queue holds, and Slack holding every post: each
+  // pass finds the queues full. A burst of polls tells it of a change every few milliseconds.
+  const threads: JobThread[] = [];
+  for (let i = 0; i < 30; i++) threads.push(await runningJob('C1'));
+  for (const t of threads) await finish(t);
+  const { chat, announced, holdPosts } = recordingChat();
+  const release = holdPosts();
+  let passes = 0;
+  const counting: Store = {
+    ...store,
+    pendingRootUpdates: (...a) => {
+      passes++;
+      return store.pendingRootUpdates(...a);
+    },
+  };
+  const n = startNotifier({
+    store: counting,
+    chat,
+    log: memoryLogger().log,
+    owner: 'n1',
+    leaseMs: 30_000,
+    channelGapMs: 0,
+  });
+  loops.push(n);
+  await eventually(() => passes >= 1, 'a first pass');
+  await sleep(50);
+  const before = passes;
+  const started = performance.now();
+  for (let i = 0; i < 100; i++) {
+    n.changed();
+    await sleep(10);
+  }
+  const elapsed = performance.now() - started;
+  // Without the gap each change runs a pass of its own (about a hundred in this second).
+  expect(passes - before).toBeLessThanOrEqual(Math.ceil(elapsed / FULL_PASS_GAP_MS) + 1);
+  expect(passes - before).toBeGreaterThanOrEqual(2);
+  release();
+  await eventually(() => announced.length === 30, 'every announcement', 10_000);
 });
 
 it('tops its root queue up as it drains, without a kick', async () => {

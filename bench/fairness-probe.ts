@@ -1,0 +1,116 @@
+/**
+ * Where the fairness benchmark's time goes, over a window: each replica's CPU and polls
+ * (count and mean lag behind their due time, from its /metrics), the GETs the API emulator
+ * answered, and this process's own CPU and event-loop delay (the fakes answer from here: if
+ * it is saturated, the replicas' figures say more about it than about them).
+ */
+import { readFileSync } from 'node:fs';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
+import type { Replica, World } from './fairness-world.ts';
+
+/** utime + stime of `pid` from /proc (Linux, USER_HZ 100), in seconds. */
+export function cpuSeconds(pid: number): number {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / 100;
+  } catch {
+    return Number.NaN;
+  }
+}
+
+/** What a replica's /metrics says of its polls: how many, and their lag's sum (s). */
+export interface PollCounts {
+  polls: number;
+  lagSumS: number;
+  lagCount: number;
+}
+
+export async function pollCounts(r: Replica): Promise<PollCounts> {
+  const text = await (await fetch(`http://127.0.0.1:${r.port}/metrics`)).text();
+  const sum = (re: RegExp) =>
+    [...text.matchAll(re)].reduce((a, m) => a + Number(m[1] ?? Number.NaN), 0);
+  return {
+    polls: sum(/^docs_agent_polls_total\{[^}]*\} (\S+)$/gm),
+    lagSumS: sum(/^docs_agent_poll_lag_seconds_sum(?:\{[^}]*\})? (\S+)$/gm),
+    lagCount: sum(/^docs_agent_poll_lag_seconds_count(?:\{[^}]*\})? (\S+)$/gm),
+  };
+}
+
+interface Snap {
+  at: number;
+  cpu: number[];
+  polls: PollCounts[];
+  gets: number;
+  benchCpu: NodeJS.CpuUsage;
+}
+
+export interface WindowFigures {
+  seconds: number;
+  replicaCpuPct: number[];
+  pollsPerS: number[];
+  meanLagMs: number[];
+  getsPerS: number;
+  benchCpuPct: number;
+  benchLoopP99Ms: number;
+  benchLoopMaxMs: number;
+}
+
+/** Counts GETs as the emulator records them (the caller clears its list as it goes). */
+export function startProbe(world: World) {
+  let gets = 0;
+  const countGets = () => {
+    gets += world.api.requests.filter((r) => r.kind === 'get').length;
+    world.api.requests.length = 0; // it keeps every request: its memory, not the bots'
+  };
+  const loop = monitorEventLoopDelay({ resolution: 10 });
+  const snap = async (): Promise<Snap> => {
+    countGets();
+    return {
+      at: performance.now(),
+      cpu: world.replicas.map((r) => cpuSeconds(r.pid)),
+      polls: await Promise.all(world.replicas.map(pollCounts)),
+      gets,
+      benchCpu: process.cpuUsage(),
+    };
+  };
+  return {
+    countGets,
+    snap,
+    /** Starts the window: the event loop's delay is measured from here. */
+    async begin(): Promise<Snap> {
+      loop.reset();
+      loop.enable();
+      return snap();
+    },
+    async end(from: Snap): Promise<WindowFigures> {
+      const to = await snap();
+      loop.disable();
+      const s = (to.at - from.at) / 1000;
+      const used = process.cpuUsage(from.benchCpu);
+      return {
+        seconds: s,
+        replicaCpuPct: to.cpu.map((c, i) => (100 * (c - from.cpu[i]!)) / s),
+        pollsPerS: to.polls.map((p, i) => (p.polls - from.polls[i]!.polls) / s),
+        meanLagMs: to.polls.map(
+          (p, i) =>
+            (1000 * (p.lagSumS - from.polls[i]!.lagSumS)) /
+            Math.max(1, p.lagCount - from.polls[i]!.lagCount),
+        ),
+        getsPerS: (to.gets - from.gets) / s,
+        benchCpuPct: (100 * (used.user + used.system)) / 1e6 / s,
+        benchLoopP99Ms: loop.percentile(99) / 1e6,
+        benchLoopMaxMs: loop.max / 1e6,
+      };
+    },
+  };
+}
+
+export function windowLine(name: string, w: WindowFigures): string {
+  const list = (xs: number[]) => xs.map((x) => x.toFixed(0)).join('/');
+  return (
+    `${name} (${w.seconds.toFixed(1)} s): replicas CPU ${list(w.replicaCpuPct)} %, polls/s ${list(w.pollsPerS)}, ` +
+    `mean poll lag ${list(w.meanLagMs)} ms; emulator GETs/s ${w.getsPerS.toFixed(0)}; ` +
+    `bench process CPU ${w.benchCpuPct.toFixed(0)} %, loop delay p99/max ${w.benchLoopP99Ms.toFixed(0)}/${w.benchLoopMaxMs.toFixed(0)} ms`
+  );
+}
