@@ -23,23 +23,21 @@ export async function enqueue(
 
 /**
  * Puts announcements into the outbox in one INSERT (a few for thousands), in their order,
- * once per key (the first of a key wins, as one at a time would), in the caller's transaction.
+ * once per key, in the caller's transaction. A key repeated within the INSERT is skipped
+ * by ON CONFLICT as one already stored is: the first wins, as one at a time would.
  */
 export async function enqueueMany(tx: Kysely<Database>, items: readonly Queued[]): Promise<void> {
-  const seen = new Set<string>();
-  const rows = items
-    .filter((q) => !seen.has(q.announcement.key) && seen.add(q.announcement.key))
-    .map(({ threadId, announcement: a, now }) => ({
-      thread_id: threadId,
-      dedupe_key: a.key,
-      kind: a.kind,
-      pr_link: a.prLink,
-      detail: a.detail ?? null,
-      next_attempt_at: now,
-      sent_at: null,
-      last_error: null,
-      created_at: now,
-    }));
+  const rows = items.map(({ threadId, announcement: a, now }) => ({
+    thread_id: threadId,
+    dedupe_key: a.key,
+    kind: a.kind,
+    pr_link: a.prLink,
+    detail: a.detail ?? null,
+    next_attempt_at: now,
+    sent_at: null,
+    last_error: null,
+    created_at: now,
+  }));
   // 9 bound parameters a row: 500 rows stay well under either engine's bound.
   for (let i = 0; i < rows.length; i += 500)
     await tx
