@@ -277,8 +277,7 @@ function installedOnly(
   authorizing: OAuthSetup['authorizing'],
 ): Authorize<boolean> {
   return async (source) => {
-    if (source.teamId)
-      authorizing?.({ teamId: source.teamId, enterpriseId: source.enterpriseId });
+    if (source.teamId) authorizing?.({ teamId: source.teamId, enterpriseId: source.enterpriseId });
     try {
       return await installer.authorize(source);
     } catch (err) {
