@@ -15,6 +15,7 @@ import { registerUninstall } from '../slack/listeners/uninstall.ts';
 import type { OAuthSetup } from '../slack/oauth.ts';
 import { registerWorkspaceClaims } from '../slack/workspace-claims.ts';
 import type { Store } from '../store/types.ts';
+import type { StoredDocsConnection, WorkspaceKey } from '../store/workspace-records.ts';
 import type { WorkspaceSettings } from '../workspace-settings.ts';
 import {
   createDocsAdmin,
@@ -29,6 +30,7 @@ import {
   forgettingKeys,
 } from '../workspaces/docs-keys.ts';
 import { describeKeys, verifyKeys } from '../workspaces/key-check.ts';
+import { createRecent, forgettingReads, rememberingInstallations } from '../workspaces/recent.ts';
 import { createUninstall, type Uninstall } from '../workspaces/uninstall.ts';
 import { createVault, type Vault } from '../workspaces/vault.ts';
 
@@ -51,6 +53,11 @@ export interface Workspaces {
   docsScope(ws: ApiWorkspace): Promise<DocsScope | undefined>;
   /** A workspace's saved settings (allowlists, docs site, digest): nothing secret. */
   settingsOf(ws: ApiWorkspace): Promise<WorkspaceSettings>;
+  /**
+   * The workspace's docs row (its key sealed), as the docs gate and the access check read it
+   * before a request's first answer: a connected one is kept briefly (../workspaces/recent.ts).
+   */
+  docsRow(ws: WorkspaceKey): Promise<StoredDocsConnection | undefined>;
   /** What createSlackApp needs to serve installs (src/slack/oauth.ts). */
   oauth: OAuthSetup;
   uninstall: Uninstall;
@@ -91,21 +98,37 @@ export async function openWorkspaces(
     now,
   });
   const keys = createDocsKeys({ vault: sealed, log, now });
-  // Connecting, replacing, disconnecting and uninstalling drop the key kept for the client.
-  const vault = forgettingKeys(sealed, keys);
+  const installs = createRecent<Awaited<ReturnType<Vault['findInstallation']>>>({ now });
+  const rows = createRecent<StoredDocsConnection | undefined>({ now });
+  // Connecting, replacing, disconnecting and uninstalling drop the key kept for the client;
+  // those, installs, token refreshes and settings saved drop the installation and row kept.
+  const vault = forgettingReads(
+    forgettingKeys(rememberingInstallations(sealed, installs), keys),
+    (ws) => {
+      installs.forget(ws);
+      rows.forget(ws);
+    },
+  );
   const docs = createDocsReader(store);
+  const docsRow = (ws: WorkspaceKey) => {
+    const key = { enterpriseId: ws.enterpriseId || null, teamId: ws.teamId || null };
+    return rows.get(
+      key,
+      () => store.getDocsConnection(key),
+      (row) => (row?.connection ? Number.POSITIVE_INFINITY : 0),
+    );
+  };
   return {
     vault,
     keys,
+    docsRow,
     async docsScope(ws) {
       const c = await keys.credentialsFor(ws);
       return (
         c && { workspace: ws, projectId: c.projectId, analytics: deps.analyticsFor(c.projectId) }
       );
     },
-    settingsOf: async (ws) =>
-      (await store.getDocsConnection({ enterpriseId: ws.enterpriseId || null, teamId: ws.teamId }))
-        ?.settings ?? {},
+    settingsOf: async (ws) => (await docsRow(ws))?.settings ?? {},
     oauth: {
       distribution,
       scopes: await readManifestScopes(),
@@ -117,6 +140,8 @@ export async function openWorkspaces(
       apiUrl: config.slack.apiUrl,
       timeoutMs: config.slack.timeoutMs,
       log,
+      // Read beside Bolt's authorize: the docs gate and the access check then find it kept.
+      authorizing: (ws) => void docsRow(ws).catch(() => {}),
     },
     uninstall: createUninstall({ vault, store, log, now }),
     docs,
@@ -138,7 +163,7 @@ export function registerWorkspaceSide(
   const { store, inflight, log } = deps;
   registerWorkspaceClaims(app, log);
   registerDocsGate(app, {
-    connected: async (ws) => (await store.getDocsConnection(ws))?.connection != null,
+    connected: async (ws) => (await w.docsRow(ws))?.connection != null,
     home: notConnectedHomeOf(w.docs),
     isJobThread: async (team, channel, ts) =>
       (await store.findThread(team, channel, ts)) !== undefined,

@@ -107,9 +107,15 @@ function buildChatSide({ core, config, log, teardown }: Build) {
     keyedProjects: Object.keys(config.api.projectKeys),
     adminUsers: config.adminUsers,
     checkProject: (projectId) => api.checkProject(projectId),
-    // Distributed mode: every channel of a workspace uses the project it connected.
+    // Distributed mode: every channel of a workspace uses the project it connected (its
+    // docs row alone: the request was authorized with its installation already).
     connected: docs
-      ? async (teamId) => (await docs.stateOfTeam(teamId)).connection ?? undefined
+      ? async (teamId) => {
+          const c = (await store.docsConnectionsOfTeam(teamId))[0]?.connection;
+          return c
+            ? { projectId: c.projectId, connectedBy: c.connectedBy, connectedAt: c.connectedAt }
+            : undefined;
+        }
       : undefined,
     log,
     now: core.now,

@@ -145,7 +145,9 @@ export function createSlackApp(opts: {
       for (const hook of hooks) await hook(body);
     }),
     // Our receiver stand-in hides Bolt's installer: its authorize is passed on explicitly.
-    ...(installer ? { authorize: installedOnly(installer, opts.log) } : { token: slack.botToken }),
+    ...(installer
+      ? { authorize: installedOnly(installer, opts.log, opts.oauth?.authorizing) }
+      : { token: slack.botToken }),
     logger,
     clientOptions,
     ignoreSelf: true,
@@ -269,8 +271,13 @@ export class RefusedAuthorization extends Error {
  * its token when rotation is on): a request of a workspace that never installed Docs Agent,
  * or uninstalled it, reaches no listener. One line per refusal, with the ids only.
  */
-function installedOnly(installer: InstallProvider, log: Logger): Authorize<boolean> {
+function installedOnly(
+  installer: InstallProvider,
+  log: Logger,
+  authorizing: OAuthSetup['authorizing'],
+): Authorize<boolean> {
   return async (source) => {
+    if (source.teamId) authorizing?.({ teamId: source.teamId, enterpriseId: source.enterpriseId });
     try {
       return await installer.authorize(source);
     } catch (err) {

@@ -26,6 +26,11 @@ export interface OAuthSetup {
   apiUrl: string;
   timeoutMs: number;
   log: Logger;
+  /**
+   * A request of this workspace is being authorized: what the middleware reads of it next
+   * (its docs row) may be read meanwhile, beside the installation, rather than after it.
+   */
+  authorizing?: (ws: { teamId: string | undefined; enterpriseId: string | undefined }) => void;
 }
 
 export interface OAuthReceiverOptions {
