@@ -102,8 +102,9 @@ const CHUNK = 500;
  */
 export async function writePlan(e: Engine, tx: Transaction<Database>, plan: PollPlan) {
   const rows = [...plan.rows.entries()];
-  for (let i = 0; i < rows.length; i += e.kind === 'sqlite' ? CHUNK : rows.length)
-    await updateRows(e, tx, rows.slice(i, e.kind === 'sqlite' ? i + CHUNK : rows.length));
+  // PostgreSQL binds one array per column, whatever the number of rows.
+  const size = e.kind === 'sqlite' ? CHUNK : Math.max(rows.length, 1);
+  for (let i = 0; i < rows.length; i += size) await updateRows(e, tx, rows.slice(i, i + size));
   await enqueueMany(tx, plan.outbox);
   for (const g of plan.gapsOpened)
     await tx
