@@ -1,4 +1,4 @@
-import type { Kysely } from 'kysely';
+import { type Kysely, sql } from 'kysely';
 import type { Migration } from 'kysely/migration';
 
 /** The tables of the bot's own state that become per workspace (src/store/scope.ts). */
@@ -58,6 +58,22 @@ export const visitorPointsScopeMigration: Migration = {
       .createIndex('visitor_points_team')
       .on('visitor_points')
       .column('team_id')
+      .execute();
+  },
+};
+
+/**
+ * Migration 0021_team_polls: a claim of due polls takes workspaces in turn
+ * (src/store/leases.ts): each team's soonest due, read from here without reading the other
+ * teams' backlog. Watched jobs only: finished ones (no next poll) pile up and are never claimed.
+ */
+export const teamPollsMigration: Migration = {
+  async up(db: Kysely<unknown>) {
+    await db.schema
+      .createIndex('job_threads_team_poll')
+      .on('job_threads')
+      .columns(['team_id', 'next_poll_at', 'id'])
+      .where(sql.ref('next_poll_at'), 'is not', null)
       .execute();
   },
 };

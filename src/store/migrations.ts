@@ -1,8 +1,9 @@
-import { type CreateTableBuilder, type Kysely, sql } from 'kysely';
+import type { CreateTableBuilder, Kysely } from 'kysely';
 import type { Migration } from 'kysely/migration';
 import type { Engine } from './engine.ts';
 import { textVectorsMigration } from './migration-text-vectors.ts';
 import {
+  teamPollsMigration,
   visitorPointsScopeMigration,
   workspaceScopeMigration,
 } from './migration-workspace-scope.ts';
@@ -339,18 +340,6 @@ export function migrations(kind: Engine['kind']): Record<string, Step> {
     '0018_workspace_wiring': workspaceWiringMigration,
     '0019_workspace_scope': workspaceScopeMigration,
     '0020_visitor_points_scope': visitorPointsScopeMigration,
-    '0021_team_polls': {
-      // A claim of due polls takes workspaces in turn (src/store/leases.ts): each team's
-      // soonest due, read from here without reading the other teams' backlog. Watched jobs
-      // only: finished ones (no next poll) pile up and are never claimed.
-      async up(db) {
-        await db.schema
-          .createIndex('job_threads_team_poll')
-          .on('job_threads')
-          .columns(['team_id', 'next_poll_at', 'id'])
-          .where(sql.ref('next_poll_at'), 'is not', null)
-          .execute();
-      },
-    },
+    '0021_team_polls': teamPollsMigration,
   };
 }

@@ -2,6 +2,7 @@ import type { Budget } from '../api/budget.ts';
 import type { ApiWorkspace, WorkspaceCredentials, WorkspaceKeys } from '../api/call.ts';
 import type { Logger } from '../log.ts';
 import type { WorkspaceKey } from '../store/workspace-records.ts';
+import { createRecent } from './recent.ts';
 import type { Vault } from './vault.ts';
 
 /**
@@ -38,75 +39,48 @@ export interface DocsKeysDeps {
 
 /** How long an opened key is used without reading the vault again. */
 export const KEY_TTL_MS = 60_000;
-/** Workspaces whose key is kept; the least recently used goes first. */
-const MAX_KEPT = 10_000;
-
-interface Kept {
-  credentials: WorkspaceCredentials;
-  freshUntil: number;
-}
-
-/** The docs row a workspace's key is under: '' for no org, as the store keys it. */
-const keyOf = (ws: WorkspaceKey) => `${ws.enterpriseId ?? ''}:${ws.teamId ?? ''}`;
+/** The docs row a workspace's key is under: no org is null, as the store keys it. */
+const placeOf = (ws: ApiWorkspace): WorkspaceKey => ({
+  enterpriseId: ws.enterpriseId || null,
+  teamId: ws.teamId,
+});
 
 export function createDocsKeys(deps: DocsKeysDeps): DocsKeys {
   const log = deps.log.child({ component: 'docs-keys' });
-  const now = deps.now ?? Date.now;
-  const ttlMs = Math.min(deps.ttlMs ?? KEY_TTL_MS, KEY_TTL_MS);
-  const kept = new Map<string, Kept>();
-  const asking = new Map<string, Promise<WorkspaceCredentials | undefined>>();
-  /** Counts forgets: a read begun before one does not keep what it opened. */
-  let forgets = 0;
+  // Kept as ./recent.ts keeps reads: one read of a workspace at once, none kept across a forget.
+  const kept = createRecent<WorkspaceCredentials | undefined>({
+    ...(deps.now ? { now: deps.now } : {}),
+    ttlMs: deps.ttlMs ?? KEY_TTL_MS,
+    maxTtlMs: KEY_TTL_MS,
+  });
 
-  async function open(ws: ApiWorkspace, key: string): Promise<WorkspaceCredentials | undefined> {
-    const began = forgets;
-    const row = await deps.vault.getDocsConnection({
-      enterpriseId: ws.enterpriseId || null,
-      teamId: ws.teamId,
-    });
+  async function open(ws: ApiWorkspace): Promise<WorkspaceCredentials | undefined> {
+    const row = await deps.vault.getDocsConnection(placeOf(ws));
     const c = row.connection;
     if (!c) {
-      kept.delete(key);
       log.debug({ teamId: ws.teamId, enterpriseId: ws.enterpriseId ?? null }, 'docs.no_key');
       return undefined;
     }
-    const credentials = { projectId: c.projectId, apiKey: c.openKey() };
-    kept.delete(key);
-    if (began !== forgets) return credentials;
-    kept.set(key, { credentials, freshUntil: now() + ttlMs });
-    if (kept.size > MAX_KEPT) kept.delete(kept.keys().next().value ?? '');
-    return credentials;
+    return { projectId: c.projectId, apiKey: c.openKey() };
   }
 
   return {
     credentialsFor(ws) {
-      const key = keyOf({ enterpriseId: ws.enterpriseId || null, teamId: ws.teamId });
-      const had = kept.get(key);
-      if (had && had.freshUntil > now()) return Promise.resolve(had.credentials);
-      // Lookups of one workspace at once share one read of the vault.
-      const sharing = asking.get(key);
-      if (sharing) return sharing;
-      const pending: Promise<WorkspaceCredentials | undefined> = open(ws, key).finally(() => {
-        if (asking.get(key) === pending) asking.delete(key);
-      });
-      asking.set(key, pending);
-      return pending;
+      // Nothing connected is not kept: a connection is seen the moment it is made.
+      return kept.get(
+        placeOf(ws),
+        () => open(ws),
+        (c) => (c ? Number.POSITIVE_INFINITY : 0),
+      );
     },
 
     refused(ws) {
-      kept.delete(keyOf({ enterpriseId: ws.enterpriseId || null, teamId: ws.teamId }));
+      kept.drop(placeOf(ws));
       log.info({ teamId: ws.teamId, enterpriseId: ws.enterpriseId ?? null }, 'docs.key_refused');
     },
 
     forget(ws) {
-      forgets++;
-      asking.clear();
-      const team = ws.teamId || '';
-      const org = ws.enterpriseId || '';
-      for (const key of [...kept.keys()]) {
-        const [e, t] = key.split(':') as [string, string];
-        if (team ? t === team && (org === '' || e === org) : e === org) kept.delete(key);
-      }
+      kept.forget(ws);
     },
   };
 }

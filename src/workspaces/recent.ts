@@ -33,6 +33,8 @@ export interface Recent<T> {
    * long an answer may be kept (at most the TTL; 0 or less: not kept).
    */
   get(ws: RecentKey, read: () => Promise<T>, until: (value: T) => number): Promise<T>;
+  /** Drops what is kept under exactly these ids (reads under way still keep theirs). */
+  drop(ws: RecentKey): void;
   /** Drops what is kept for a workspace, or for every team of an org (no team named). */
   forget(ws: Pick<RecentKey, 'enterpriseId' | 'teamId'>): void;
 }
@@ -45,9 +47,16 @@ interface Kept<T> {
 const keyOf = (ws: RecentKey) =>
   `${ws.enterpriseId || ''}:${ws.isEnterpriseInstall ? '' : ws.teamId || ''}:${ws.isEnterpriseInstall ? 1 : 0}`;
 
-export function createRecent<T>(o: { now?: () => number; ttlMs?: number } = {}): Recent<T> {
+/**
+ * `maxTtlMs` bounds what `ttlMs` may ask for (RECENT_TTL_MS unless the cache says otherwise:
+ * the docs keys of ./docs-keys.ts are kept longer, as the Slack tokens are).
+ */
+export function createRecent<T>(
+  o: { now?: () => number; ttlMs?: number; maxTtlMs?: number } = {},
+): Recent<T> {
   const now = o.now ?? Date.now;
-  const ttlMs = Math.min(o.ttlMs ?? RECENT_TTL_MS, RECENT_TTL_MS);
+  const maxTtlMs = o.maxTtlMs ?? RECENT_TTL_MS;
+  const ttlMs = Math.min(o.ttlMs ?? maxTtlMs, maxTtlMs);
   const kept = new Map<string, Kept<T>>();
   const asking = new Map<string, Promise<T>>();
   let forgets = 0;
@@ -75,6 +84,10 @@ export function createRecent<T>(o: { now?: () => number; ttlMs?: number } = {}):
       });
       asking.set(key, pending);
       return pending;
+    },
+
+    drop(ws) {
+      kept.delete(keyOf(ws));
     },
 
     forget(ws) {
