@@ -136,6 +136,9 @@ export function logRun(
       `status p50/max ${p(r.statusMs, 50)}/${max(r.statusMs).toFixed(0)} ms (alone ${p(a.statusMs, 50)}/${max(a.statusMs).toFixed(0)}); ` +
       `RSS peak ${r.rss.map((s) => max(s).toFixed(0)).join(' / ')} MB`,
   );
+  const sorted = (xs: number[]) => [...xs].sort((x, y) => x - y).map((x) => x.toFixed(0));
+  log(`  /agent first answers, sorted (ms): ${sorted(r.firstMs).join(' ')}`);
+  log(`  the same alone: ${sorted(a.firstMs).join(' ')}`);
   log(`  ${windowLine('warm-up', r.warm)}`);
   log(`  ${windowLine('burst', r.burst)}`);
   log(`  ${windowLine('alone', a.burst)}`);

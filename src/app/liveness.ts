@@ -1,4 +1,5 @@
 import { type CallOutcome, storeWithDeadline } from '../store/deadline.ts';
+import { backgroundStore } from '../store/pool-gate.ts';
 import type { Store } from '../store/types.ts';
 
 /** A loop is stalled after this many of its intervals without an answer from its store. */
@@ -32,7 +33,8 @@ export function createLiveness(store: Store, opts: { deadlineMs: number }): Live
           state.failing = false;
         } else state.failing = true;
       };
-      const bounded = storeWithDeadline(store, opts.deadlineMs, watch);
+      // Nobody waits on a loop's answer: its queries go behind a person's (pool-gate.ts).
+      const bounded = storeWithDeadline(backgroundStore(store), opts.deadlineMs, watch);
       shorteners.push(bounded.shorten);
       return bounded.store;
     },

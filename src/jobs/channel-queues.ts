@@ -142,6 +142,9 @@ export function createScheduler(o: SchedulerOptions): Scheduler {
     return w;
   };
   const hasWork = (w: Workspace) => w.posts.size > 0 || w.updates.size > 0;
+  /** Whether a person waits on `w`'s next call: an urgent update, or a channel's urgent post. */
+  const waitedOn = (w: Workspace) =>
+    w.updates.peek()?.urgent === true || [...w.posts.values()].some((q) => q.peek()?.urgent);
   const full = () => running.size >= o.maxInFlight;
 
   /** Runs `task`; `giveBack` returns its slot if it made no call. */
@@ -203,17 +206,17 @@ export function createScheduler(o: SchedulerOptions): Scheduler {
 
   /**
    * Starts calls in rounds: in each, every workspace under its share starts its next
-   * update, then its next post (updates waiting for an answer to a person go first), and
-   * takes its next turn after the others'. Returns when the next call may go, if one waits.
+   * update, then its next post (workspaces with an answer to a person waiting, a root post
+   * or an edit, go first), and takes its next turn after the others'. Returns when the next call may go, if one waits.
    */
   function startCalls(): number {
     let next = Infinity;
     for (let started = true; started && !full(); ) {
       started = false;
-      const order = [...waiting].sort(
-        ([, a], [, b]) => Number(!a.updates.peek()?.urgent) - Number(!b.updates.peek()?.urgent),
-      );
-      for (const [ws, w] of order) {
+      const order = [...waiting]
+        .map(([ws, w]) => ({ ws, w, urgent: waitedOn(w) }))
+        .sort((a, b) => Number(!a.urgent) - Number(!b.urgent));
+      for (const { ws, w } of order) {
         if (full()) break;
         if ((calling.get(ws) ?? 0) >= share) continue; // a call of its own ending dispatches
         let took = false;

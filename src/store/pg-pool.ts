@@ -3,6 +3,7 @@ import type { PostgresPool, PostgresPoolClient } from 'kysely';
 import pg from 'pg';
 import type { Logger } from '../log.ts';
 import { StoreTimeout } from './deadline.ts';
+import { createPoolGate, inBackground, type PoolTurn, reservedFor } from './pool-gate.ts';
 
 const INT8_OID = 20;
 /** How long the client waits past `statement_timeout` before it gives up on the server. */
@@ -35,6 +36,8 @@ export interface BoundedPool {
  * - TCP keep-alive, so that the kernel finds a dead idle connection by itself;
  * - a connection whose query got no answer is thrown away rather than given back to the
  *   pool, where the next query would queue behind the one that hangs.
+ * Connections are handed out through a gate (src/store/pool-gate.ts): the background
+ * loops' work waits behind a person's and leaves a few connections free for it.
  */
 export function createBoundedPool(url: string, opts: PoolOptions): BoundedPool {
   const sockets = new Set<Socket>();
@@ -66,10 +69,26 @@ export function createBoundedPool(url: string, opts: PoolOptions): BoundedPool {
   // a listener the pool's 'error' event would end the process.
   pool.on('error', (err) => opts.log.warn({ err, component: 'store' }, 'store.connection_lost'));
 
+  const gate = createPoolGate(opts.max, {
+    reserved: reservedFor(opts.max),
+    timeoutMs: opts.timeoutMs,
+  });
   const bounded: PostgresPool = {
     options: pool.options,
-    connect: async () =>
-      discardingHung(await pool.connect(), opts.log, opts.timeoutMs + QUERY_GRACE_MS),
+    connect: async () => {
+      const turn = await gate.enter(inBackground());
+      try {
+        return discardingHung(
+          await pool.connect(),
+          turn,
+          opts.log,
+          opts.timeoutMs + QUERY_GRACE_MS,
+        );
+      } catch (err) {
+        turn.leave();
+        throw err;
+      }
+    },
     end: () => pool.end(),
   };
   return {
@@ -97,7 +116,12 @@ export function createBoundedPool(url: string, opts: PoolOptions): BoundedPool {
  * hung one). While checked out, a connection that dies between two queries is noted here:
  * the pool listens only to idle clients, and an 'error' nobody hears ends the process.
  */
-function discardingHung(client: pg.PoolClient, log: Logger, readMs: number): PostgresPoolClient {
+function discardingHung(
+  client: pg.PoolClient,
+  turn: PoolTurn,
+  log: Logger,
+  readMs: number,
+): PostgresPoolClient {
   let hung: Error | undefined;
   const died = (err: Error) => {
     hung ??= err;
@@ -122,6 +146,7 @@ function discardingHung(client: pg.PoolClient, log: Logger, readMs: number): Pos
     release: (destroy?: boolean) => {
       client.removeListener('error', died);
       client.release(hung ?? (destroy ? true : undefined));
+      turn.leave();
     },
   };
 }

@@ -238,6 +238,21 @@ describe('workspaces (distributed mode: a token each)', () => {
     expect(names()).toHaveLength(4);
   });
 
+  it("starts a quiet workspace's urgent post (a job's root) in the next free slot, before busy workspaces' turns", async () => {
+    const { task, names } = setUp({ workspaceShare: 2, maxInFlight: 2 });
+    const held = [];
+    for (const ws of ['TA', 'TB', 'TC', 'TD'])
+      for (let c = 1; c <= 3; c++)
+        held.push(task(`${ws}${c}`, `C${ws}${c}`, { teamId: ws, hold: true }));
+    await settle();
+    expect(names()).toHaveLength(2); // every slot taken; the other workspaces wait in turn
+    task('root', 'CQ', { teamId: 'TQ', urgent: true, hold: true });
+    await settle();
+    held[0]!.end();
+    await settle();
+    expect(names()[2]).toBe('root');
+  });
+
   it('holds a workspace to its share of the calls in flight, leaving the rest to others', async () => {
     const { task, names } = setUp({ workspaceShare: 12 });
     for (let c = 1; c <= 20; c++) task(`A${c}`, `CA${c}`, { teamId: 'TA', hold: true });
