@@ -84,6 +84,8 @@ type Lanes = ReturnType<typeof lanes>;
 /** A workspace's waiting work: its channels' posts, in the order they take turns, and its edits. */
 interface Workspace {
   posts: Map<string, Lanes>;
+  /** How many of its channels' queued posts are urgent (a count: no scan of its channels). */
+  urgentPosts: number;
   updates: Lanes;
   bucket: TokenBucket;
 }
@@ -136,15 +138,14 @@ export function createScheduler(o: SchedulerOptions): Scheduler {
         bucket = tokenBucket(o.updates, now);
         buckets.set(ws, bucket);
       }
-      w = { posts: new Map(), updates: lanes(), bucket };
+      w = { posts: new Map(), urgentPosts: 0, updates: lanes(), bucket };
       waiting.set(ws, w);
     }
     return w;
   };
   const hasWork = (w: Workspace) => w.posts.size > 0 || w.updates.size > 0;
   /** Whether a person waits on `w`'s next call: an urgent update, or a channel's urgent post. */
-  const waitedOn = (w: Workspace) =>
-    w.updates.peek()?.urgent === true || [...w.posts.values()].some((q) => q.peek()?.urgent);
+  const waitedOn = (w: Workspace) => w.updates.peek()?.urgent === true || w.urgentPosts > 0;
   const full = () => running.size >= o.maxInFlight;
 
   /** Runs `task`; `giveBack` returns its slot if it made no call. */
@@ -196,6 +197,7 @@ export function createScheduler(o: SchedulerOptions): Scheduler {
         continue;
       }
       const task = queue.shift()!;
+      if (task.urgent) w.urgentPosts -= 1;
       takeTurn(w.posts, channel, queue.size > 0); // its next turn comes after the others'
       posting.add(channel);
       start(ws, task, pace.started(channel), () => posting.delete(channel));
@@ -268,6 +270,7 @@ export function createScheduler(o: SchedulerOptions): Scheduler {
       else {
         const queue = w.posts.get(task.channelId) ?? lanes();
         queue.push(task);
+        if (task.urgent) w.urgentPosts += 1;
         w.posts.set(task.channelId, queue);
       }
       dispatchSoon();
