@@ -6,6 +6,7 @@ import { z } from 'zod';
 import type { Budget } from '../api/budget.ts';
 import type { JobChat } from '../jobs/ports.ts';
 import type { Logger } from '../log.ts';
+import { runInBackground } from '../store/pool-gate.ts';
 import { type ScopeOf, singleScope } from '../store/scope.ts';
 import type { JobThread, Store, WorkspaceRef } from '../store/types.ts';
 import type { WorkQueue } from '../work-queue.ts';
@@ -153,9 +154,13 @@ export function createHomePublisher(deps: {
     );
   }
 
-  /** One publish at a time, in order. */
+  /**
+   * One publish at a time, in order. A refresh (a job changed) is background work: its reads
+   * wait behind a person's (src/store/pool-gate.ts); a Home someone opened is not.
+   */
   function enqueue(ws: WorkspaceRef, userId: string, opened: boolean): Promise<void> {
-    chain = chain.then(() => (stopped ? undefined : publishNow(ws, userId, opened)));
+    const publish = () => publishNow(ws, userId, opened);
+    chain = chain.then(() => (stopped ? undefined : opened ? publish() : runInBackground(publish)));
     return chain;
   }
 

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { WebClient } from '@slack/web-api';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createHomePublisher, type HomePublisher } from '../../src/slack/home.ts';
+import { inBackground } from '../../src/store/pool-gate.ts';
 import { workspaceScope } from '../../src/store/scope.ts';
 import { openSqliteStore } from '../../src/store/sqlite.ts';
 import type { Store } from '../../src/store/types.ts';
@@ -69,6 +70,34 @@ describe('App Home publisher', () => {
     home.refresh('T0001', 'U0002');
     await eventually(() => publishes().length === 4, 'the opening and the other person');
     expect(publishes().map((c) => c.args.user_id)).toEqual(['U0001', 'U0001', 'U0001', 'U0002']);
+  });
+
+  it("reads for a refresh as background work, and for a Home someone opened as a person's", async () => {
+    const lanes: boolean[] = [];
+    const marking = createHomePublisher({
+      clientFor: async () => new WebClient(SECRETS.botToken, { slackApiUrl: slack.url }),
+      store: {
+        ...store,
+        recentThreadsOf: (...args: Parameters<Store['recentThreadsOf']>) => {
+          lanes.push(inBackground());
+          return store.recentThreadsOf(...args);
+        },
+        lastReportHeadline: (scope) => store.lastReportHeadline(scope),
+      },
+      agentBudget: () => ({ status: async () => ({ ...budget }) }),
+      defaultProjectId: 'proj_test',
+      log: logs.log,
+      debounceMs: 10,
+      gapMs: 10,
+    });
+    try {
+      await marking.publish('T0001', 'U0001');
+      marking.refresh('T0001', 'U0002');
+      await eventually(() => lanes.length === 2, 'the refresh');
+      expect(lanes).toEqual([false, true]);
+    } finally {
+      marking.stop();
+    }
   });
 
   it("gives a Grid user (one W… id in two teams) each team's Home, with that team's headline", async () => {
