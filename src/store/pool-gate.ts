@@ -47,7 +47,7 @@ export interface PoolGate {
    * `timeoutMs` in the queue.
    */
   enter(background: boolean): Promise<PoolTurn>;
-  /** How many turns are taken, and waiting, now (for tests and doctor). */
+  /** How many turns are taken, and waiting, now (what the tests check). */
   counts(): { inUse: number; background: number; waiting: number; backgroundWaiting: number };
 }
 
