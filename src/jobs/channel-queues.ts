@@ -209,7 +209,8 @@ export function createScheduler(o: SchedulerOptions): Scheduler {
   /**
    * Starts calls in rounds: in each, every workspace under its share starts its next
    * update, then its next post (workspaces with an answer to a person waiting, a root post
-   * or an edit, go first), and takes its next turn after the others'. Returns when the next call may go, if one waits.
+   * or an edit, go first), and takes its next turn after the others'. Returns when the next
+   * call may go, if one waits.
    */
   function startCalls(): number {
     let next = Infinity;
