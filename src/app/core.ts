@@ -111,7 +111,8 @@ async function openCheckedStore(
   const store = await (opts.openStore ?? openStore)(
     config.databaseUrl,
     log.child({ component: 'store' }),
-    { timeoutMs: config.databaseTimeoutMs },
+    // The pool's connections open beside the start, so that the first burst finds them open.
+    { timeoutMs: config.databaseTimeoutMs, fill: true },
   );
   teardown.add('store', () => store.close());
   // Before anything else starts: a missing or wrong ENCRYPTION_KEYS is one line.

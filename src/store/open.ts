@@ -6,6 +6,8 @@ import type { Store } from './types.ts';
 export interface OpenOptions {
   /** DATABASE_TIMEOUT_MS: how long PostgreSQL may take (src/store/pg-pool.ts). */
   timeoutMs?: number;
+  /** PostgreSQL: open every connection of the pool beside the start (src/store/pg-pool.ts). */
+  fill?: boolean;
 }
 
 /** Opens the engine named by DATABASE_URL (`sqlite:PATH` or `postgres://…`), migrated. */
@@ -22,6 +24,7 @@ export async function openStore(
     return await openPostgresStore(databaseUrl, {
       log,
       ...(opts.timeoutMs === undefined ? {} : { timeoutMs: opts.timeoutMs }),
+      ...(opts.fill ? { fill: true } : {}),
     });
   } catch (err) {
     // A rollback past a breaking migration: say which, before the process stops.

@@ -2,7 +2,7 @@ import { Kysely, PostgresDialect, sql } from 'kysely';
 import type { Logger } from '../log.ts';
 import type { Engine } from './engine.ts';
 import { migrate, SchemaTooNew } from './migrate.ts';
-import { createBoundedPool } from './pg-pool.ts';
+import { type BoundedPool, createBoundedPool } from './pg-pool.ts';
 import type { Database } from './schema.ts';
 import { createStore } from './store.ts';
 import type { Store } from './types.ts';
@@ -18,6 +18,8 @@ export interface PostgresOptions {
   poolSize?: number;
   /** DATABASE_TIMEOUT_MS (src/store/pg-pool.ts says what it bounds). */
   timeoutMs?: number;
+  /** Open the pool's every connection once migrated, beside the start (the bot's own store). */
+  fill?: boolean;
 }
 
 /** DATABASE_TIMEOUT_MS's default. */
@@ -83,7 +85,21 @@ export async function openPostgresStore(url: string, opts: PostgresOptions): Pro
     if (err instanceof SchemaTooNew) throw err;
     throw new Error(`could not open the PostgreSQL database: ${describe(err)}`);
   }
+  if (opts.fill) fillPool(bounded, opts.log);
   return createStore(engine);
+}
+
+/** Opens the pool's connections beside the start: one line says how many, and how long it took. */
+function fillPool(bounded: BoundedPool, log: Logger): void {
+  const started = performance.now();
+  void bounded
+    .fill()
+    .then((open) =>
+      log.info(
+        { component: 'store', open, ms: Math.round(performance.now() - started) },
+        'store.pool_filled',
+      ),
+    );
 }
 
 /** The driver's words, without the connection string (it may hold a password). */

@@ -55,6 +55,13 @@ function overlapping(spans: [number, number][]): boolean {
 }
 
 describe.skipIf(!postgresAvailable)('replicas on one PostgreSQL database', () => {
+  it("open each its pool's connections beside the start: a first burst finds them open", async () => {
+    const filled = (log: () => string) =>
+      eventually(() => /"msg":"store\.pool_filled"/.test(log()) && log(), 'store.pool_filled');
+    for (const log of [await filled(() => h.logs), await filled(() => replicaLog.join(''))])
+      expect(log).toMatch(/"open":10,[^\n]*"msg":"store\.pool_filled"/);
+  });
+
   it('share the polling, never poll one job at once, and announce each outcome once', async () => {
     // Slow answers widen the window in which two replicas could poll the same job.
     h.api.setLatency('get', 120);
