@@ -13,7 +13,7 @@ export interface RootPacer {
    * Runs `attempt` when the channel's turn comes and resolves with what it returned;
    * `undefined` means it made no call (its turn is given back). A 429 (a ChatError with
    * `retryAfterMs`) runs it again after that wait, a few times; any other error rejects.
-   * `queued` is told at once, with about how long the wait is, when that is over a second.
+   * `queued` is told at once, with about how long the wait is, when that is over QUEUED_NOTE_MS.
    */
   post<T>(
     where: { teamId: string; channelId: string },
@@ -23,10 +23,11 @@ export interface RootPacer {
 }
 
 /**
- * A wait up to this long is not worth a note: the root itself shows up about as soon
- * (Slack's pace is a post a second per channel, so the second of a burst never gets one).
+ * A wait up to this long is not worth a note: the root itself shows up about as soon. Past
+ * it, the person would see nothing for longer than an answer should take, so the note goes
+ * at once: at Slack's pace of a post a second per channel, the second of a burst gets one.
  */
-export const QUEUED_NOTE_MS = 1_000;
+export const QUEUED_NOTE_MS = 500;
 /** 429s one root may meet before its start fails after all. */
 const MAX_RATE_LIMITED = 5;
 /** A Retry-After longer than this is not waited out (the recovery pass would give it up). */
