@@ -85,7 +85,7 @@ export class Seen {
    */
   private answered(token: string, at: number, body: unknown): void {
     this.see(this.first, token, at);
-    const queued = /will appear in about/.test(JSON.stringify(body ?? ''));
+    const queued = /will appear in (about|a few seconds)/.test(JSON.stringify(body ?? ''));
     this.see(queued ? this.queued : this.told, token, at);
   }
 
