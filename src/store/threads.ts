@@ -34,6 +34,16 @@ export function threadQueries(
       const url = t.command?.responseUrl;
       if (url === undefined) return insertThread(db, t, now);
       try {
+        // The command's record goes with the thread's insert, or neither does. PostgreSQL
+        // does both in one statement (one round trip: this is on the way to the root post).
+        if (e.kind === 'postgres')
+          return await insertThread(
+            db.with('taken', (qb) =>
+              qb.deleteFrom('pending_commands').where('response_url', '=', url),
+            ),
+            t,
+            now,
+          );
         return await e.writeTx(async (tx) => {
           await tx.deleteFrom('pending_commands').where('response_url', '=', url).execute();
           return insertThread(tx, t, now);
@@ -192,7 +202,7 @@ export function threadQueries(
 }
 
 /** Inserts a thread in the state a start records it: 'starting', no job yet. */
-async function insertThread(db: Kysely<Database>, t: NewThread, now: number) {
+async function insertThread(db: Pick<Kysely<Database>, 'insertInto'>, t: NewThread, now: number) {
   const row = await db
     .insertInto('job_threads')
     .values({
