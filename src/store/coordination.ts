@@ -1,5 +1,6 @@
 import { type Kysely, sql } from 'kysely';
 import type { Engine } from './engine.ts';
+import { TAKE_BUDGET_SLOT } from './migration-budget-take.ts';
 import { type Database, num, updatedOne } from './schema.ts';
 import { scopeColumns, scopedKey } from './scope.ts';
 import type { Counts, DigestClaim, Store, WorkspaceRef } from './types.ts';
@@ -70,11 +71,7 @@ export function coordinationQueries(
       // Counting and using a slot happen under one lock on the bucket: two replicas racing
       // for the last slot cannot both take it.
       const since = nowMs - windowMs;
-      if (e.kind === 'postgres')
-        return e.writeTx(
-          (tx) => takeInOneStatement(tx, key, nowMs, since, limit, windowMs),
-          `budget:${key}`,
-        );
+      if (e.kind === 'postgres') return takeInOneCall(db, key, nowMs, since, limit, windowMs);
       return e.writeTx(async (tx) => {
         await tx
           .deleteFrom('budget_uses')
@@ -211,35 +208,24 @@ export function coordinationQueries(
 }
 
 /**
- * PostgreSQL: a budget slot in one statement, run once the bucket's lock is held, so that
- * the lock is held for two round trips (this and the commit) rather than four: the commands
- * of one project take turns on it. The statement's CTEs share one snapshot, taken after the
- * lock: the window's uses are counted as they stand (the stale ones, deleted beside the
- * count, are left out by their time), and a use is inserted only if the window is not full.
+ * PostgreSQL: a budget slot in one call of the function migration 0022 adds
+ * (./migration-budget-take.ts): the bucket's lock, the count and the insert in one round
+ * trip, outside any transaction of ours.
  */
-async function takeInOneStatement(
-  tx: Kysely<Database>,
+async function takeInOneCall(
+  db: Kysely<Database>,
   key: string,
   nowMs: number,
   since: number,
   limit: number,
   windowMs: number,
 ): Promise<{ ok: true; slotId: number } | { ok: false; retryAtMs: number }> {
-  const { rows } = await sql<{ id: number | string | null; full_at: number | string | null }>`
-    with stale as (
-      delete from budget_uses where bucket = ${key} and used_at <= ${since}
-    ), full_window as (
-      select used_at from budget_uses where bucket = ${key} and used_at > ${since}
-      order by used_at desc limit 1 offset ${limit - 1}
-    ), taken as (
-      insert into budget_uses (bucket, used_at)
-      select ${key}::text, ${nowMs}::bigint where not exists (select 1 from full_window)
-      returning id
-    )
-    select (select id from taken) as id, (select used_at from full_window) as full_at
-  `.execute(tx);
+  const { rows } = await sql<{ slot_id: number | string | null; full_at: number | string | null }>`
+    select slot_id, full_at from ${sql.raw(TAKE_BUDGET_SLOT)}(
+      ${key}, ${nowMs}::bigint, ${since}::bigint, ${limit}::integer
+    )`.execute(db);
   const row = rows[0];
-  if (row?.id != null) return { ok: true, slotId: num(row.id) };
+  if (row?.slot_id != null) return { ok: true, slotId: num(row.slot_id) };
   if (row?.full_at != null) return { ok: false, retryAtMs: num(row.full_at) + windowMs };
   throw new Error('a budget slot was neither taken nor refused');
 }

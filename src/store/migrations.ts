@@ -1,6 +1,7 @@
 import type { CreateTableBuilder, Kysely } from 'kysely';
 import type { Migration } from 'kysely/migration';
 import type { Engine } from './engine.ts';
+import { budgetTakeMigration } from './migration-budget-take.ts';
 import { textVectorsMigration } from './migration-text-vectors.ts';
 import {
   teamPollsMigration,
@@ -341,5 +342,6 @@ export function migrations(kind: Engine['kind']): Record<string, Step> {
     '0019_workspace_scope': workspaceScopeMigration,
     '0020_visitor_points_scope': visitorPointsScopeMigration,
     '0021_team_polls': teamPollsMigration,
+    '0022_budget_take': budgetTakeMigration(kind),
   };
 }
