@@ -58,6 +58,11 @@ export interface Workspaces {
    * before a request's first answer: a connected one is kept briefly (../workspaces/recent.ts).
    */
   docsRow(ws: WorkspaceKey): Promise<StoredDocsConnection | undefined>;
+  /**
+   * The docs row a team's channels use (the newest of the team's, as `/agent` reads its
+   * project on its way to the root post), kept as briefly as `docsRow`.
+   */
+  docsOfTeam(teamId: string): Promise<StoredDocsConnection | undefined>;
   /** What createSlackApp needs to serve installs (src/slack/oauth.ts). */
   oauth: OAuthSetup;
   uninstall: Uninstall;
@@ -100,6 +105,7 @@ export async function openWorkspaces(
   const keys = createDocsKeys({ vault: sealed, log, now });
   const installs = createRecent<Awaited<ReturnType<Vault['findInstallation']>>>({ now });
   const rows = createRecent<StoredDocsConnection | undefined>({ now });
+  const teams = createRecent<StoredDocsConnection | undefined>({ now });
   // Connecting, replacing, disconnecting and uninstalling drop the key kept for the client;
   // those, installs, token refreshes and settings saved drop the installation and row kept.
   const vault = forgettingReads(
@@ -107,6 +113,9 @@ export async function openWorkspaces(
     (ws) => {
       installs.forget(ws);
       rows.forget(ws);
+      // Kept by team alone: a change to an org-wide install (no team) may touch any team.
+      if (ws.teamId) teams.forget({ teamId: ws.teamId });
+      else teams.clear();
     },
   );
   const docs = createDocsReader(store);
@@ -118,10 +127,17 @@ export async function openWorkspaces(
       (row) => (row?.connection ? Number.POSITIVE_INFINITY : 0),
     );
   };
+  const docsOfTeam = (teamId: string) =>
+    teams.get(
+      { teamId },
+      async () => (await store.docsConnectionsOfTeam(teamId))[0],
+      (row) => (row?.connection ? Number.POSITIVE_INFINITY : 0),
+    );
   return {
     vault,
     keys,
     docsRow,
+    docsOfTeam,
     async docsScope(ws) {
       const c = await keys.credentialsFor(ws);
       return (

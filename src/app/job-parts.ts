@@ -100,7 +100,7 @@ function buildChatSide({ core, config, log, teardown }: Build) {
   teardown.add('home', () => home.stop());
   // Each workspace's posts with its own client (its install's token in distributed mode).
   const chat = refreshingHome(createSlackJobChat(slack, log, core.metrics), home);
-  const docs = core.workspaces?.docs;
+  const workspaces = core.workspaces;
   const projects = createProjects({
     store,
     defaultProjectId: defaultProjectOf(config),
@@ -108,10 +108,10 @@ function buildChatSide({ core, config, log, teardown }: Build) {
     adminUsers: config.adminUsers,
     checkProject: (projectId) => api.checkProject(projectId),
     // Distributed mode: every channel of a workspace uses the project it connected (its
-    // docs row alone: the request was authorized with its installation already).
-    connected: docs
+    // docs row alone, kept briefly: the request was authorized with its installation already).
+    connected: workspaces
       ? async (teamId) => {
-          const c = (await store.docsConnectionsOfTeam(teamId))[0]?.connection;
+          const c = (await workspaces.docsOfTeam(teamId))?.connection;
           return c
             ? { projectId: c.projectId, connectedBy: c.connectedBy, connectedAt: c.connectedAt }
             : undefined;

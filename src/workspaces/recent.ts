@@ -37,6 +37,8 @@ export interface Recent<T> {
   drop(ws: RecentKey): void;
   /** Drops what is kept for a workspace, or for every team of an org (no team named). */
   forget(ws: Pick<RecentKey, 'enterpriseId' | 'teamId'>): void;
+  /** Drops everything kept (reads under way keep nothing). */
+  clear(): void;
 }
 
 interface Kept<T> {
@@ -88,6 +90,12 @@ export function createRecent<T>(
 
     drop(ws) {
       kept.delete(keyOf(ws));
+    },
+
+    clear() {
+      forgets++;
+      asking.clear();
+      kept.clear();
     },
 
     forget(ws) {

@@ -17,6 +17,7 @@ import {
   closeAfterEach,
   commandFrom,
   deliver,
+  keyOf,
   vaultOf,
 } from '../helpers/distributed.ts';
 import type { Harness } from '../helpers/harness.ts';
@@ -28,10 +29,12 @@ closeAfterEach(() => h);
 
 const ADMIN = A;
 const MEMBER = { ...A, user: 'U0A2' };
+/** A third project's own key (the emulator answers 403 to it for any other project). */
+const GAMMA_KEY = 'mint_gammaKEY_1a2b3c4d5e6f70819203';
 
 /** Counts the bot's reads of installations and docs rows, as its store is asked them. */
 function countReads(store: Store) {
-  const n = { findInstallation: 0, getDocsConnection: 0 };
+  const n = { findInstallation: 0, getDocsConnection: 0, docsConnectionsOfTeam: 0 };
   const s = store as unknown as Record<string, (...a: unknown[]) => Promise<unknown>>;
   for (const name of Object.keys(n) as (keyof typeof n)[]) {
     const inner = s[name]!.bind(store);
@@ -53,7 +56,7 @@ async function agentStarts(from: typeof A) {
 }
 
 describe.each(engineKinds)('distributed mode: the reads kept briefly (%s)', (engine) => {
-  it('a second /agent within the TTL reads neither the installation nor the docs row', async () => {
+  it("a second /agent within the TTL reads neither the installation nor the docs row (nor its team's project)", async () => {
     h = await bothInstalled(engine);
     const reads = countReads(h.botStore!);
     await agentStarts(ADMIN);
@@ -80,6 +83,27 @@ describe.each(engineKinds)('distributed mode: the reads kept briefly (%s)', (eng
       response_type: 'ephemeral',
       text: refusalText('user', 'workspace'),
     });
+  });
+
+  it("a project and key replaced here are the next command's", async () => {
+    h = await bothInstalled(engine, { projects: { proj_gamma: GAMMA_KEY } });
+    await agentStarts(ADMIN);
+    const modal = await openModal(h, ADMIN, 'docs_replace_key');
+    const saved = await submit(h, ADMIN, modal, {
+      docs_project: { value: 'proj_gamma' },
+      docs_key: { value: GAMMA_KEY },
+    });
+    expect(saved.body).toBeNull();
+    await eventually(
+      async () =>
+        (await vaultOf(h).getDocsConnection({ teamId: ALPHA.team })).connection?.projectId ===
+        'proj_gamma',
+      'replaced',
+    );
+    await agentStarts(ADMIN);
+    const create = h.api.requestsTo('create').at(-1)!;
+    expect(create.path).toContain('proj_gamma');
+    expect(keyOf(create)).toBe(GAMMA_KEY);
   });
 
   it('a disconnect here is seen by the next command', async () => {
