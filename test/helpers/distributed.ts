@@ -260,12 +260,19 @@ export function homeOpened(user: string): Record<string, unknown> {
 }
 
 /** A person mentions the bot in a channel, or writes to it in a DM. */
+/** The last ts `said` gave, in microseconds. */
+let lastTsMicros = 0;
+
 export function said(
   kind: 'app_mention' | 'message',
   from: Required<Pick<From, 'user' | 'channel'>>,
   text: string,
 ): Record<string, unknown> {
-  const ts = `${(Date.now() / 1000).toFixed(6)}`;
+  // Slack never gives two messages the same ts: two built in one millisecond here would be
+  // one message to the bot's dedupe (its key is channel and ts), and which one it kept
+  // would depend on the order they were handled in.
+  lastTsMicros = Math.max(Date.now() * 1_000, lastTsMicros + 1);
+  const ts = (lastTsMicros / 1_000_000).toFixed(6);
   return {
     type: kind,
     user: from.user,
