@@ -119,19 +119,18 @@ export async function openWorkspaces(
     },
   );
   const docs = createDocsReader(store);
+  // Only a connected row is kept: a connection made elsewhere is seen at the next request.
+  const keptIfConnected = (row: StoredDocsConnection | undefined) =>
+    row?.connection ? Number.POSITIVE_INFINITY : 0;
   const docsRow = (ws: WorkspaceKey) => {
     const key = { enterpriseId: ws.enterpriseId || null, teamId: ws.teamId || null };
-    return rows.get(
-      key,
-      () => store.getDocsConnection(key),
-      (row) => (row?.connection ? Number.POSITIVE_INFINITY : 0),
-    );
+    return rows.get(key, () => store.getDocsConnection(key), keptIfConnected);
   };
   const docsOfTeam = (teamId: string) =>
     teams.get(
       { teamId },
       async () => (await store.docsConnectionsOfTeam(teamId))[0],
-      (row) => (row?.connection ? Number.POSITIVE_INFINITY : 0),
+      keptIfConnected,
     );
   return {
     vault,

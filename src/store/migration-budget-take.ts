@@ -12,8 +12,8 @@ export const TAKE_BUDGET_SLOT = 'take_budget_slot';
  * exclude each other during a rolling deploy), then each of its statements reads what is
  * committed as it runs: the window's uses are counted after the lock, and a use is inserted
  * only if the window is not full. One round trip, the lock held for microseconds, where the
- * transaction took four round trips and held the lock for two of them; the commands of one
- * project take turns on it. Additive: a rollback leaves a function nobody calls.
+ * transaction (SQLite's still) took six round trips and held the lock for four of them; the
+ * commands of one project take turns on it. Additive: a rollback leaves a function nobody calls.
  */
 export function budgetTakeMigration(kind: Engine['kind']): Migration {
   return {
@@ -27,7 +27,7 @@ export function budgetTakeMigration(kind: Engine['kind']): Migration {
         begin
           perform pg_advisory_xact_lock(hashtextextended('budget:' || p_bucket, 0));
           delete from budget_uses where bucket = p_bucket and used_at <= p_since;
-          -- The limit-th newest use in the window: the window is full until it is an hour old.
+          -- The limit-th newest use in the window: the window is full until it leaves it.
           select u.used_at into full_at from budget_uses u
             where u.bucket = p_bucket order by u.used_at desc limit 1 offset p_limit - 1;
           if found then
