@@ -1,3 +1,4 @@
+import { AsyncResource } from 'node:async_hooks';
 import type { Logger } from '../log.ts';
 import {
   type BucketLimit,
@@ -261,11 +262,15 @@ export function createScheduler(o: SchedulerOptions): Scheduler {
   }
 
   return {
-    add(task) {
+    add(added) {
       if (stopped) {
-        task.dropped?.();
+        added.dropped?.();
         return;
       }
+      // Run in the context of whoever added it, not of whatever call happens to start it:
+      // a person's root post stays a person's (src/store/pool-gate.ts), an announcement the
+      // notifier's.
+      const task: Task = { ...added, run: AsyncResource.bind(added.run, 'Task', added) };
       const w = workspace(keyOf(task.teamId));
       if (task.method === 'chat.update') w.updates.push(task);
       else {

@@ -8,6 +8,13 @@ import { createPoolGate, inBackground, type PoolTurn, reservedFor } from './pool
 const INT8_OID = 20;
 /** How long the client waits past `statement_timeout` before it gives up on the server. */
 export const QUERY_GRACE_MS = 1_000;
+/**
+ * The hush (`createPoolGate`): background work waits while a person's queries run and this
+ * long after the last (about the gap between two steps of a command), held back at most
+ * `HOLD_MS` a query.
+ */
+const HUSH_MS = 25;
+const HOLD_MS = 1_000;
 /** An idle connection is probed by the kernel after this much silence. */
 const KEEP_ALIVE_MS = 10_000;
 
@@ -83,6 +90,8 @@ export function createBoundedPool(url: string, opts: PoolOptions): BoundedPool {
   const gate = createPoolGate(opts.max, {
     reserved: reservedFor(opts.max),
     timeoutMs: opts.timeoutMs,
+    hushMs: HUSH_MS,
+    holdMs: HOLD_MS,
   });
   const bounded: PostgresPool = {
     options: pool.options,

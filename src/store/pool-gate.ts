@@ -43,8 +43,8 @@ export interface PoolTurn {
 export interface PoolGate {
   /**
    * Waits for a turn: at most `max` at once, the foreground's waiters first, and background
-   * work never more than `max - reserved` at once. Rejects with `StoreTimeout` after
-   * `timeoutMs` in the queue.
+   * work never more than `max - reserved` at once, nor during the hush (`GateOptions`).
+   * Rejects with `StoreTimeout` after `timeoutMs` in the queue.
    */
   enter(background: boolean): Promise<PoolTurn>;
   /** How many turns are taken, and waiting, now (what the tests check). */
@@ -53,8 +53,27 @@ export interface PoolGate {
 
 interface Waiter {
   background: boolean;
+  /** When it began to wait (`now()`): how long the hush has held it. */
+  since: number;
   grant: (turn: PoolTurn) => void;
   timer: NodeJS.Timeout;
+}
+
+export interface GateOptions {
+  /** Connections background work leaves free for the foreground (`reservedFor`). */
+  reserved: number;
+  /** A waiter gives up (`StoreTimeout`) after this long in the queue. */
+  timeoutMs: number;
+  /**
+   * The hush: while a person's work has a connection or waits for one, and this long after
+   * its last turn, background work waits, so that the background loops' queries (and the
+   * CPU their answers cost here, on the server and at Slack's and the API's end) do not
+   * share the moment with a command's. 0: no hush.
+   */
+  hushMs?: number;
+  /** The longest the hush holds one background waiter back: background work never starves. */
+  holdMs?: number;
+  now?: () => number;
 }
 
 /** How many of a pool's connections background work leaves free: a quarter, at least one. */
@@ -67,13 +86,16 @@ export function reservedFor(max: number): number {
  * in arrival order, and a burst of background writes (a poll batch, the notifier's marks)
  * fills every connection and the queue, so a person's `/agent` waits behind all of them.
  */
-export function createPoolGate(
-  max: number,
-  opts: { reserved: number; timeoutMs: number },
-): PoolGate {
+export function createPoolGate(max: number, opts: GateOptions): PoolGate {
   const backgroundMax = Math.max(1, max - opts.reserved);
+  const now = opts.now ?? (() => performance.now());
+  const hushMs = opts.hushMs ?? 0;
+  // Never so long that a held waiter's own timeout could fire first.
+  const holdMs = Math.min(opts.holdMs ?? 0, opts.timeoutMs / 2);
   let inUse = 0;
   let background = 0;
+  let foregroundLeftAt = Number.NEGATIVE_INFINITY;
+  let wake: NodeJS.Timeout | undefined;
   const waiting: Waiter[] = [];
   const backgroundWaiting: Waiter[] = [];
 
@@ -87,18 +109,38 @@ export function createPoolGate(
         left = true;
         inUse -= 1;
         if (isBackground) background -= 1;
+        else foregroundLeftAt = now();
         serve();
       },
     };
   };
   const mayEnter = (isBackground: boolean) =>
     inUse < max && (!isBackground || background < backgroundMax);
+  /**
+   * Until when a person's work holds the background back: while it has a connection or
+   * waits for one, and `hushMs` after its last turn (the gap between two steps of a
+   * command). `Infinity` while it is at work; past (<= now) once it is quiet.
+   */
+  const hushedUntil = (): number =>
+    inUse > background || waiting.length > 0 ? Infinity : foregroundLeftAt + hushMs;
+  const hushed = (t: number) => hushMs > 0 && hushedUntil() > t;
+  /** Whether the first background waiter may go now: no hush, or held long enough. */
+  function backgroundMayGo(t: number): boolean {
+    const first = backgroundWaiting[0];
+    if (!first || !mayEnter(true)) return false;
+    if (!hushed(t) || t - first.since >= holdMs) return true;
+    // Held by the hush: look again when it ends (a foreground turn's leave looks sooner).
+    const at = Math.min(hushedUntil(), first.since + holdMs);
+    clearTimeout(wake);
+    wake = setTimeout(serve, Math.max(1, Math.ceil(at - t))).unref();
+    return false;
+  }
   function serve(): void {
     for (;;) {
       const next =
         waiting.length > 0 && mayEnter(false)
           ? waiting.shift()
-          : backgroundWaiting.length > 0 && mayEnter(true)
+          : backgroundMayGo(now())
             ? backgroundWaiting.shift()
             : undefined;
       if (!next) return;
@@ -111,10 +153,13 @@ export function createPoolGate(
     enter(isBackground) {
       const queue = isBackground ? backgroundWaiting : waiting;
       // Someone waiting already goes first: no overtaking within a lane.
-      if (queue.length === 0 && mayEnter(isBackground)) return Promise.resolve(turn(isBackground));
+      const t = now();
+      const free = queue.length === 0 && mayEnter(isBackground) && !(isBackground && hushed(t));
+      if (free) return Promise.resolve(turn(isBackground));
       return new Promise((resolve, reject) => {
         const w: Waiter = {
           background: isBackground,
+          since: t,
           grant: resolve,
           timer: setTimeout(() => {
             queue.splice(queue.indexOf(w), 1);
@@ -122,6 +167,8 @@ export function createPoolGate(
           }, opts.timeoutMs),
         };
         queue.push(w);
+        // A background waiter held only by the hush needs its wake-up planned.
+        if (isBackground && queue.length === 1) serve();
       });
     },
     counts: () => ({

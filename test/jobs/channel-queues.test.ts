@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { createScheduler, type NotifierMethod } from '../../src/jobs/channel-queues.ts';
 import { tokenBucket } from '../../src/jobs/rate-limits.ts';
+import { inBackground, runInBackground } from '../../src/store/pool-gate.ts';
 import { manualClock, settle } from '../helpers/clock.ts';
 import { memoryLogger } from '../helpers/log.ts';
 
@@ -305,5 +306,38 @@ describe('token bucket', () => {
     expect(b.take()).toBe(true);
     t = 60_000;
     expect([b.take(), b.take(), b.take(), b.take()]).toEqual([true, true, true, false]);
+  });
+});
+
+describe('whose work a task is', () => {
+  it('runs each task in the context of whoever added it, whichever call starts it', async () => {
+    const time = manualClock();
+    const scheduler = createScheduler({
+      clock: time.clock,
+      postGapMs: 0,
+      updates: { perMinute: 60, burst: 5 },
+      maxInFlight: 1,
+      log: memoryLogger().log,
+    });
+    const lanes: Record<string, boolean> = {};
+    let end = () => {};
+    const task = (name: string, hold = false) => ({
+      method: 'chat.update' as const,
+      channelId: 'C1',
+      teamId: 'T',
+      urgent: false,
+      run: async () => {
+        lanes[name] = inBackground();
+        if (hold) await new Promise<void>((r) => (end = r));
+        return true;
+      },
+    });
+    scheduler.add(task('person', true)); // holds the one slot
+    await settle();
+    runInBackground(() => scheduler.add(task('announcement')));
+    scheduler.add(task('answer'));
+    end(); // the person's task ends: its finish starts the next ones
+    await settle();
+    expect(lanes).toEqual({ person: false, announcement: true, answer: false });
   });
 });

@@ -1,4 +1,4 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { createLiveness } from '../../src/app/liveness.ts';
 import { StoreTimeout } from '../../src/store/deadline.ts';
 import { createBoundedPool } from '../../src/store/pg-pool.ts';
@@ -6,6 +6,7 @@ import {
   backgroundStore,
   createPoolGate,
   inBackground,
+  type PoolGate,
   reservedFor,
   runInBackground,
 } from '../../src/store/pool-gate.ts';
@@ -67,6 +68,71 @@ describe('pool gate: who gets a connection first', () => {
     await expect(gate.enter(false)).rejects.toBeInstanceOf(StoreTimeout);
     held.leave();
     expect(gate.counts()).toEqual({ inUse: 0, background: 0, waiting: 0, backgroundWaiting: 0 });
+  });
+
+  describe('the hush: background work waits while a person is served', () => {
+    afterEach(() => {
+      vi.useRealTimers();
+    });
+    const hushed = () => {
+      vi.useFakeTimers();
+      return createPoolGate(4, {
+        reserved: 1,
+        timeoutMs: 10_000,
+        hushMs: 30,
+        holdMs: 500,
+        now: () => Date.now(),
+      });
+    };
+    const entered = (gate: PoolGate, background: boolean) => {
+      const state = { in: false };
+      void gate.enter(background).then(() => {
+        state.in = true;
+      });
+      return state;
+    };
+
+    it('holds background work while a foreground turn is out and hushMs after it', async () => {
+      const gate = hushed();
+      const fg = await gate.enter(false);
+      const bg = entered(gate, true);
+      await vi.advanceTimersByTimeAsync(200);
+      expect(bg.in).toBe(false); // free connections, but a person is being served
+      expect(gate.counts().backgroundWaiting).toBe(1);
+      fg.leave();
+      await vi.advanceTimersByTimeAsync(20);
+      expect(bg.in).toBe(false); // the gap between two steps of a command
+      await vi.advanceTimersByTimeAsync(15);
+      expect(bg.in).toBe(true);
+    });
+
+    it('lets background work in at once when no person has been served lately', async () => {
+      const gate = hushed();
+      (await gate.enter(false)).leave();
+      await vi.advanceTimersByTimeAsync(31);
+      const bg = entered(gate, true);
+      await vi.advanceTimersByTimeAsync(0);
+      expect(bg.in).toBe(true);
+    });
+
+    it('never holds a background waiter longer than holdMs, however busy the foreground', async () => {
+      const gate = hushed();
+      const fg = await gate.enter(false);
+      const bg = entered(gate, true);
+      await vi.advanceTimersByTimeAsync(490);
+      expect(bg.in).toBe(false);
+      await vi.advanceTimersByTimeAsync(20);
+      expect(bg.in).toBe(true);
+      fg.leave();
+    });
+
+    it('does not hold a foreground waiter', async () => {
+      const gate = hushed();
+      await gate.enter(false);
+      const second = entered(gate, false);
+      await vi.advanceTimersByTimeAsync(0);
+      expect(second.in).toBe(true);
+    });
   });
 
   it('reserves a quarter of a pool, at least one, none of a single connection', () => {
@@ -133,6 +199,35 @@ describe.skipIf(!postgresAvailable)('pool gate on a real PostgreSQL pool', () =>
       await Promise.all(slow);
       expect(order[0]).toBe('fg');
       expect(order).toHaveLength(6);
+    } finally {
+      await bounded.end(2_000);
+    }
+  });
+
+  it("holds background queries back while a person's query runs, connections free or not", async () => {
+    database = await createTestDatabase();
+    const bounded = createBoundedPool(database.url, {
+      log: memoryLogger().log,
+      max: 4,
+      timeoutMs: 10_000,
+    });
+    const order: string[] = [];
+    const query = async (name: string, text: string) => {
+      const client = await bounded.pool.connect();
+      try {
+        await client.query(text as never);
+      } finally {
+        client.release();
+      }
+      order.push(name);
+    };
+    try {
+      const person = query('fg', 'select pg_sleep(0.3)');
+      await new Promise((r) => setTimeout(r, 50));
+      // Three connections are free, and a quick query; it still waits for the person's.
+      await runInBackground(() => query('bg', 'select 1'));
+      await person;
+      expect(order).toEqual(['fg', 'bg']);
     } finally {
       await bounded.end(2_000);
     }
