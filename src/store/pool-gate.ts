@@ -53,8 +53,6 @@ export interface PoolGate {
 
 interface Waiter {
   background: boolean;
-  /** When it began to wait (`now()`): how long the hush has held it. */
-  since: number;
   grant: (turn: PoolTurn) => void;
   timer: NodeJS.Timeout;
 }
@@ -71,7 +69,10 @@ export interface GateOptions {
    * share the moment with a command's. 0: no hush.
    */
   hushMs?: number;
-  /** The longest the hush holds one background waiter back: background work never starves. */
+  /**
+   * The longest the hush holds background work back at a time; then it lapses for as long,
+   * so background work never starves, however busy the foreground.
+   */
   holdMs?: number;
   now?: () => number;
 }
@@ -95,6 +96,10 @@ export function createPoolGate(max: number, opts: GateOptions): PoolGate {
   let inUse = 0;
   let background = 0;
   let foregroundLeftAt = Number.NEGATIVE_INFINITY;
+  /** When the hush began to hold background work back, this time (undefined: it does not). */
+  let heldSince: number | undefined;
+  /** A hush that held background work `holdMs` lapses until then, however busy people are. */
+  let freeUntil = Number.NEGATIVE_INFINITY;
   let wake: NodeJS.Timeout | undefined;
   const waiting: Waiter[] = [];
   const backgroundWaiting: Waiter[] = [];
@@ -123,14 +128,26 @@ export function createPoolGate(max: number, opts: GateOptions): PoolGate {
    */
   const hushedUntil = (): number =>
     inUse > background || waiting.length > 0 ? Infinity : foregroundLeftAt + hushMs;
-  const hushed = (t: number) => hushMs > 0 && hushedUntil() > t;
-  /** Whether the first background waiter may go now: no hush, or held long enough. */
+  const hushed = (t: number) => hushMs > 0 && t >= freeUntil && hushedUntil() > t;
+  /**
+   * Whether the first background waiter may go now: no hush, or the hush has held the
+   * background `holdMs` already, and lapses for as long (people busy without a pause leave
+   * the background loops half the time, not none).
+   */
   function backgroundMayGo(t: number): boolean {
-    const first = backgroundWaiting[0];
-    if (!first || !mayEnter(true)) return false;
-    if (!hushed(t) || t - first.since >= holdMs) return true;
-    // Held by the hush: look again when it ends (a foreground turn's leave looks sooner).
-    const at = Math.min(hushedUntil(), first.since + holdMs);
+    if (backgroundWaiting.length === 0 || !mayEnter(true)) return false;
+    if (!hushed(t)) {
+      heldSince = undefined;
+      return true;
+    }
+    heldSince ??= t;
+    if (t - heldSince >= holdMs) {
+      freeUntil = t + holdMs;
+      heldSince = undefined;
+      return true;
+    }
+    // Held: look again when the hush ends (a foreground turn's leave looks sooner).
+    const at = Math.min(hushedUntil(), heldSince + holdMs);
     clearTimeout(wake);
     wake = setTimeout(serve, Math.max(1, Math.ceil(at - t))).unref();
     return false;
@@ -159,7 +176,6 @@ export function createPoolGate(max: number, opts: GateOptions): PoolGate {
       return new Promise((resolve, reject) => {
         const w: Waiter = {
           background: isBackground,
-          since: t,
           grant: resolve,
           timer: setTimeout(() => {
             queue.splice(queue.indexOf(w), 1);
