@@ -180,21 +180,26 @@ describe('pool gate: who gets a connection first', () => {
 
 describe.skipIf(!postgresAvailable)('pool gate on a real PostgreSQL pool', () => {
   let database: TestDatabase | undefined;
+  let bounded: ReturnType<typeof createBoundedPool> | undefined;
   afterEach(async () => {
+    await bounded?.end(2_000);
     await database?.drop();
+    bounded = undefined;
     database = undefined;
   });
 
-  it("gives a person's query a connection while background queries hold all they may", async () => {
+  /** A pool of 4 on a fresh database, and a query that notes its name once answered. */
+  async function pool() {
     database = await createTestDatabase();
-    const bounded = createBoundedPool(database.url, {
+    const opened = createBoundedPool(database.url, {
       log: memoryLogger().log,
       max: 4,
       timeoutMs: 10_000,
     });
+    bounded = opened;
     const order: string[] = [];
     const query = async (name: string, text: string) => {
-      const client = await bounded.pool.connect();
+      const client = await opened.pool.connect();
       try {
         await client.query(text as never);
       } finally {
@@ -202,48 +207,30 @@ describe.skipIf(!postgresAvailable)('pool gate on a real PostgreSQL pool', () =>
       }
       order.push(name);
     };
-    try {
-      // Five slow background queries: without the gate they take all four connections and
-      // the fifth queues ahead of the person's.
-      const slow = [1, 2, 3, 4, 5].map((i) =>
-        runInBackground(() => query(`bg${i}`, 'select pg_sleep(0.4)')),
-      );
-      await new Promise((r) => setTimeout(r, 100));
-      await query('fg', 'select 1');
-      await Promise.all(slow);
-      expect(order[0]).toBe('fg');
-      expect(order).toHaveLength(6);
-    } finally {
-      await bounded.end(2_000);
-    }
+    return { order, query };
+  }
+
+  it("gives a person's query a connection while background queries hold all they may", async () => {
+    const { order, query } = await pool();
+    // Five slow background queries: without the gate they take all four connections and
+    // the fifth queues ahead of the person's.
+    const slow = [1, 2, 3, 4, 5].map((i) =>
+      runInBackground(() => query(`bg${i}`, 'select pg_sleep(0.4)')),
+    );
+    await new Promise((r) => setTimeout(r, 100));
+    await query('fg', 'select 1');
+    await Promise.all(slow);
+    expect(order[0]).toBe('fg');
+    expect(order).toHaveLength(6);
   });
 
   it("holds background queries back while a person's query runs, connections free or not", async () => {
-    database = await createTestDatabase();
-    const bounded = createBoundedPool(database.url, {
-      log: memoryLogger().log,
-      max: 4,
-      timeoutMs: 10_000,
-    });
-    const order: string[] = [];
-    const query = async (name: string, text: string) => {
-      const client = await bounded.pool.connect();
-      try {
-        await client.query(text as never);
-      } finally {
-        client.release();
-      }
-      order.push(name);
-    };
-    try {
-      const person = query('fg', 'select pg_sleep(0.3)');
-      await new Promise((r) => setTimeout(r, 50));
-      // Three connections are free, and a quick query; it still waits for the person's.
-      await runInBackground(() => query('bg', 'select 1'));
-      await person;
-      expect(order).toEqual(['fg', 'bg']);
-    } finally {
-      await bounded.end(2_000);
-    }
+    const { order, query } = await pool();
+    const person = query('fg', 'select pg_sleep(0.3)');
+    await new Promise((r) => setTimeout(r, 50));
+    // Three connections are free, and a quick query; it still waits for the person's.
+    await runInBackground(() => query('bg', 'select 1'));
+    await person;
+    expect(order).toEqual(['fg', 'bg']);
   });
 });
