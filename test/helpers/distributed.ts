@@ -14,7 +14,7 @@ import { eventCallback } from '../fakes/slack/events.ts';
 import type { Approval, WorkspaceSpec } from '../fakes/slack.ts';
 import type { DistributedOptions } from './distributed-env.ts';
 import { Harness, SECRETS } from './harness.ts';
-import { formEncode, postSigned, slashCommand } from './slack-requests.ts';
+import { formEncode, postSigned, slashCommand, uniqueTs } from './slack-requests.ts';
 
 export const GLOBEX = { id: 'E0G', name: 'Globex' };
 export const ALPHA = {
@@ -261,18 +261,13 @@ export function homeOpened(user: string): Record<string, unknown> {
 
 /** A person mentions the bot in a channel, or writes to it in a DM. */
 /** The last ts `said` gave, in microseconds. */
-let lastTsMicros = 0;
 
 export function said(
   kind: 'app_mention' | 'message',
   from: Required<Pick<From, 'user' | 'channel'>>,
   text: string,
 ): Record<string, unknown> {
-  // Slack never gives two messages the same ts: two built in one millisecond here would be
-  // one message to the bot's dedupe (its key is channel and ts), and which one it kept
-  // would depend on the order they were handled in.
-  lastTsMicros = Math.max(Date.now() * 1_000, lastTsMicros + 1);
-  const ts = (lastTsMicros / 1_000_000).toFixed(6);
+  const ts = uniqueTs();
   return {
     type: kind,
     user: from.user,
@@ -311,7 +306,7 @@ export function threadReply(
   from: Required<Pick<From, 'user' | 'channel'>>,
   threadTs: string,
   text: string,
-  ts = `${(Date.now() / 1000).toFixed(6)}`,
+  ts = uniqueTs(),
 ): Record<string, unknown> {
   return {
     type: 'message',

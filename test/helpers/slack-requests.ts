@@ -123,8 +123,19 @@ export interface MessageEventOpts {
   event_time?: number;
 }
 
+let lastTsMicros = 0;
+/**
+ * A message ts of now that no earlier call gave. Slack never gives two messages the same
+ * ts: two built in one millisecond would be one message to the bot's dedupe (its key is
+ * channel and ts), and which one it kept would depend on the order they were handled in.
+ */
+export function uniqueTs(): string {
+  lastTsMicros = Math.max(Date.now() * 1_000, lastTsMicros + 1);
+  return (lastTsMicros / 1_000_000).toFixed(6);
+}
+
 function innerMessage(type: string, o: MessageEventOpts): Record<string, unknown> {
-  const ts = o.ts ?? `${(Date.now() / 1000).toFixed(6)}`;
+  const ts = o.ts ?? uniqueTs();
   const event: Record<string, unknown> = {
     type,
     user: o.user ?? 'U0001',

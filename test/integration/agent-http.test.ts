@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { CHANNEL, Harness, SECRETS, USER } from '../helpers/harness.ts';
 import { eventually, sleep } from '../helpers/net.ts';
-import { formEncode, postSigned, slashCommand } from '../helpers/slack-requests.ts';
+import { formEncode, postSigned, slashCommand, uniqueTs } from '../helpers/slack-requests.ts';
 
 let h: Harness;
 beforeEach(async () => {
@@ -207,13 +207,12 @@ describe('thread replies', () => {
   it('ignores bot messages, edits, deletes, joins and replies outside job threads', async () => {
     const { root } = await startJob();
     const other = h.slack.addUserMessage({ channel: CHANNEL, user: 'U0002', text: 'unrelated' });
-    const ts = () => `${(Date.now() / 1000).toFixed(6)}`;
     const inner = (over: Record<string, unknown>) => ({
       type: 'message',
       channel: CHANNEL,
       user: 'U0001',
       text: 'x',
-      ts: ts(),
+      ts: uniqueTs(),
       ...over,
     });
     const events = [

@@ -32,6 +32,7 @@ import {
 } from '../helpers/distributed.ts';
 import type { Harness } from '../helpers/harness.ts';
 import { eventually, sleep } from '../helpers/net.ts';
+import { uniqueTs } from '../helpers/slack-requests.ts';
 import { engineKinds } from '../helpers/store-engines.ts';
 
 let h: Harness;
@@ -311,7 +312,7 @@ describe.each(engineKinds)('distributed mode: posting outside requests (%s)', (e
       Date.now(),
     );
     const reply = (text: string) => {
-      const ts = `${(Date.now() / 1000).toFixed(6)}`;
+      const ts = uniqueTs();
       const event = { type: 'message', user: 'U0A1', text, ts, thread_ts: root, channel: 'C0A1' };
       return { ts, sent: eventFrom(h, { team: A.team, user: 'U0A1' }, { ...event, event_ts: ts }) };
     };
