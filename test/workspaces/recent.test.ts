@@ -3,7 +3,13 @@ import { createRecent } from '../../src/workspaces/recent.ts';
 
 /** A read that counts how often it ran and answers `value`. */
 function reader(value: string) {
-  const r = { n: 0, read: async () => (r.n++, value) };
+  const r = {
+    n: 0,
+    read: async () => {
+      r.n++;
+      return value;
+    },
+  };
   return r;
 }
 const always = () => Number.POSITIVE_INFINITY;
