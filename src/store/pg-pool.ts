@@ -11,7 +11,7 @@ export const QUERY_GRACE_MS = 1_000;
 /**
  * The hush (`createPoolGate`): background work waits while a person's queries run and this
  * long after the last (about the gap between two steps of a command), held back at most
- * `HOLD_MS` a query.
+ * `HOLD_MS` at a time, then let go for as long.
  */
 const HUSH_MS = 25;
 const HOLD_MS = 1_000;

@@ -65,8 +65,8 @@ export interface GateOptions {
   /**
    * The hush: while a person's work has a connection or waits for one, and this long after
    * its last turn, background work waits, so that the background loops' queries (and the
-   * CPU their answers cost here, on the server and at Slack's and the API's end) do not
-   * share the moment with a command's. 0: no hush.
+   * CPU their work costs here and on the server) do not share the moment with a command's.
+   * 0: no hush.
    */
   hushMs?: number;
   /**
