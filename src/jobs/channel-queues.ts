@@ -66,6 +66,15 @@ export interface Scheduler {
 
 /** Ordinary updates leave this many tokens to urgent ones, so an answer seldom waits. */
 const URGENT_RESERVE = 1;
+/**
+ * Calls past `maxInFlight` (and past a workspace's share) that urgent work may start: an
+ * answer to a person never waits for a slot an announcement holds. During a burst every
+ * slot is an announcement's, and each of those can be held back a while (by the database's
+ * hush for the person's own queries: src/store/pool-gate.ts), so waiting for one to end
+ * put 100 ms and more before a job's root. Urgent work is bounded by people (one root in
+ * flight per channel), so this bound is only a backstop.
+ */
+export const URGENT_HEADROOM = 8;
 
 /** Two lanes, urgent first, each in arrival order. */
 function lanes() {
@@ -147,7 +156,14 @@ export function createScheduler(o: SchedulerOptions): Scheduler {
   const hasWork = (w: Workspace) => w.posts.size > 0 || w.updates.size > 0;
   /** Whether a person waits on `w`'s next call: an urgent update, or a channel's urgent post. */
   const waitedOn = (w: Workspace) => w.updates.peek()?.urgent === true || w.urgentPosts > 0;
-  const full = () => running.size >= o.maxInFlight;
+  /** What `ws` may start now: anything, urgent work only (`URGENT_HEADROOM`), or nothing. */
+  const room = (ws: string): 'all' | 'urgent' | 'none' => {
+    const mine = calling.get(ws) ?? 0;
+    if (running.size < o.maxInFlight && mine < share) return 'all';
+    if (running.size < o.maxInFlight + URGENT_HEADROOM && mine < share + URGENT_HEADROOM)
+      return 'urgent';
+    return 'none';
+  };
 
   /** Runs `task`; `giveBack` returns its slot if it made no call. */
   function start(ws: string, task: Task, giveBack: () => void, after: () => void = () => {}) {
@@ -174,8 +190,9 @@ export function createScheduler(o: SchedulerOptions): Scheduler {
    * Starts `ws`'s next update if its budget and pauses allow: true if it started one, else
    * when one may go (Infinity: none waits).
    */
-  function startUpdate(ws: string, w: Workspace): true | number {
+  function startUpdate(ws: string, w: Workspace, urgentOnly: boolean): true | number {
     if (w.updates.size === 0) return Infinity;
+    if (urgentOnly && !w.updates.peek()?.urgent) return Infinity; // a call ending dispatches
     const until = paused(ws, 'chat.update');
     if (until) return until;
     const keep = w.updates.peek()?.urgent ? 0 : reserve;
@@ -185,13 +202,14 @@ export function createScheduler(o: SchedulerOptions): Scheduler {
   }
 
   /** Starts the next post of `ws`'s first channel whose pace allows: as `startUpdate`. */
-  function startPost(ws: string, w: Workspace): true | number {
+  function startPost(ws: string, w: Workspace, urgentOnly: boolean): true | number {
     if (w.posts.size === 0) return Infinity;
     const until = paused(ws, 'chat.postMessage');
     if (until) return until;
     let next = Infinity;
     for (const [channel, queue] of w.posts) {
       if (posting.has(channel)) continue; // a call ending dispatches again
+      if (urgentOnly && !queue.peek()?.urgent) continue; // so does this
       const ready = Math.max(pace.readyAt(channel), channelPauses.until(channel));
       if (ready > now()) {
         next = Math.min(next, ready);
@@ -210,23 +228,24 @@ export function createScheduler(o: SchedulerOptions): Scheduler {
   /**
    * Starts calls in rounds: in each, every workspace under its share starts its next
    * update, then its next post (workspaces with an answer to a person waiting, a root post
-   * or an edit, go first), and takes its next turn after the others'. Returns when the next
-   * call may go, if one waits.
+   * or an edit, go first), and takes its next turn after the others'. Past the cap and the
+   * share, only urgent work starts (`room`). Returns when the next call may go, if one waits.
    */
   function startCalls(): number {
     let next = Infinity;
-    for (let started = true; started && !full(); ) {
+    for (let started = true; started && running.size < o.maxInFlight + URGENT_HEADROOM; ) {
       started = false;
       const order = [...waiting]
         .map(([ws, w]) => ({ ws, w, urgent: waitedOn(w) }))
         .sort((a, b) => Number(!a.urgent) - Number(!b.urgent));
-      for (const { ws, w } of order) {
-        if (full()) break;
-        if ((calling.get(ws) ?? 0) >= share) continue; // a call of its own ending dispatches
+      for (const { ws, w, urgent } of order) {
+        const r0 = room(ws);
+        if (r0 === 'none' || (r0 === 'urgent' && !urgent)) continue; // a call ending dispatches
         let took = false;
         for (const step of [startUpdate, startPost]) {
-          if (full() || (calling.get(ws) ?? 0) >= share) break;
-          const r = step(ws, w);
+          const may = room(ws);
+          if (may === 'none') break;
+          const r = step(ws, w, may === 'urgent');
           if (r === true) took = true;
           else next = Math.min(next, r);
         }

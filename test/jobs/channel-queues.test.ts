@@ -1,5 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { createScheduler, type NotifierMethod } from '../../src/jobs/channel-queues.ts';
+import {
+  createScheduler,
+  type NotifierMethod,
+  URGENT_HEADROOM,
+} from '../../src/jobs/channel-queues.ts';
 import { tokenBucket } from '../../src/jobs/rate-limits.ts';
 import { inBackground, runInBackground } from '../../src/store/pool-gate.ts';
 import { manualClock, settle } from '../helpers/clock.ts';
@@ -239,19 +243,34 @@ describe('workspaces (distributed mode: a token each)', () => {
     expect(names()).toHaveLength(4);
   });
 
-  it("starts a quiet workspace's urgent post (a job's root) in the next free slot, before busy workspaces' turns", async () => {
+  it("starts a quiet workspace's urgent post (a job's root) at once with every slot an announcement's; its ordinary post waits its turn", async () => {
     const { task, names } = setUp({ workspaceShare: 2, maxInFlight: 2 });
-    const held = [];
     for (const ws of ['TA', 'TB', 'TC', 'TD'])
-      for (let c = 1; c <= 3; c++)
-        held.push(task(`${ws}${c}`, `C${ws}${c}`, { teamId: ws, hold: true }));
+      for (let c = 1; c <= 3; c++) task(`${ws}${c}`, `C${ws}${c}`, { teamId: ws, hold: true });
     await settle();
     expect(names()).toHaveLength(2); // every slot taken; the other workspaces wait in turn
-    task('root', 'CQ', { teamId: 'TQ', urgent: true, hold: true });
+    task('announce', 'CQ1', { teamId: 'TQ', hold: true });
+    task('root', 'CQ2', { teamId: 'TQ', urgent: true, hold: true });
     await settle();
-    held[0]!.end();
+    // The root went past the cap; the announcement beside it did not.
+    expect(names()).toEqual(['TA1', 'TB1', 'root']);
+  });
+
+  it('starts urgent work past a workspace share, and past the cap up to URGENT_HEADROOM calls', async () => {
+    const { task, names } = setUp({ workspaceShare: 2, maxInFlight: 4 });
+    for (let c = 1; c <= 3; c++) task(`A${c}`, `CA${c}`, { teamId: 'TA', hold: true });
+    task('B1', 'CB1', { teamId: 'TB', hold: true });
     await settle();
-    expect(names()[2]).toBe('root');
+    expect(names()).toEqual(['A1', 'B1', 'A2']); // A at its share, one slot left
+    task('rootA', 'CA9', { teamId: 'TA', urgent: true, hold: true });
+    await settle();
+    // A is at its share: its urgent post goes past it (A3, an announcement, does not).
+    expect(names()).toEqual(['A1', 'B1', 'A2', 'rootA']);
+    for (let c = 1; c <= URGENT_HEADROOM + 2; c++)
+      task(`root${c}`, `CR${c}`, { teamId: `TR${c}`, urgent: true, hold: true });
+    await settle();
+    expect(names()).toHaveLength(4 + URGENT_HEADROOM);
+    expect(names().filter((n) => n.startsWith('A'))).toHaveLength(2);
   });
 
   it('holds a workspace to its share of the calls in flight, leaving the rest to others', async () => {
