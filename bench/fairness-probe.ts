@@ -1,10 +1,11 @@
 /**
  * Where the fairness benchmark's time goes, over a window: each replica's CPU and polls
  * (count and mean lag behind their due time, from its /metrics), the GETs the API emulator
- * answered, and this process's own CPU and event-loop delay (the fakes answer from here: if
- * it is saturated, the replicas' figures say more about it than about them).
+ * answered, this process's own CPU and event-loop delay (the fakes answer from here: if
+ * it is saturated, the replicas' figures say more about it than about them), PostgreSQL's CPU
+ * (its server and backends, whoever they serve) and how busy the machine's cores were.
  */
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import type { Replica, World } from './fairness-world.ts';
 
@@ -19,11 +20,39 @@ export function cpuSeconds(pid: number): number {
   }
 }
 
+/** utime + stime of every process named `postgres` (the server and its backends), in seconds. */
+export function postgresCpuSeconds(): number {
+  let total = 0;
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      if (stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')')) === 'postgres')
+        total += cpuSeconds(Number(entry));
+    } catch {} // it ended meanwhile
+  }
+  return total;
+}
+
+/** The machine's cores, busy and in all, in clock ticks since boot (/proc/stat). */
+function machineTicks(): { busy: number; all: number } {
+  const line = readFileSync('/proc/stat', 'utf8').split('\n')[0] ?? '';
+  const t = line.trim().split(/\s+/).slice(1).map(Number);
+  const all = t.reduce((a, b) => a + b, 0);
+  return { busy: all - (t[3] ?? 0) - (t[4] ?? 0), all }; // idle and iowait are not busy
+}
+
 /** What a replica's /metrics says of its polls: how many, and their lag's sum (s). */
 export interface PollCounts {
   polls: number;
   lagSumS: number;
   lagCount: number;
+  /**
+   * Its event loop's delay, p99 and max (s), since the scrape before (prom-client resets
+   * its histogram at each scrape).
+   */
+  loopP99S: number;
+  loopMaxS: number;
 }
 
 export async function pollCounts(r: Replica): Promise<PollCounts> {
@@ -34,12 +63,16 @@ export async function pollCounts(r: Replica): Promise<PollCounts> {
     polls: sum(/^docs_agent_polls_total\{[^}]*\} (\S+)$/gm),
     lagSumS: sum(/^docs_agent_poll_lag_seconds_sum(?:\{[^}]*\})? (\S+)$/gm),
     lagCount: sum(/^docs_agent_poll_lag_seconds_count(?:\{[^}]*\})? (\S+)$/gm),
+    loopP99S: sum(/^nodejs_eventloop_lag_p99_seconds(?:\{[^}]*\})? (\S+)$/gm),
+    loopMaxS: sum(/^nodejs_eventloop_lag_max_seconds(?:\{[^}]*\})? (\S+)$/gm),
   };
 }
 
 interface Snap {
   at: number;
   cpu: number[];
+  pgCpu: number;
+  machine: { busy: number; all: number };
   polls: PollCounts[];
   gets: number;
   benchCpu: NodeJS.CpuUsage;
@@ -48,8 +81,15 @@ interface Snap {
 export interface WindowFigures {
   seconds: number;
   replicaCpuPct: number[];
+  /** PostgreSQL's processes, in % of one core. */
+  pgCpuPct: number;
+  /** Every core of the machine, busy, in % of them all. */
+  machineBusyPct: number;
   pollsPerS: number[];
   meanLagMs: number[];
+  /** Each replica's event-loop delay over the window, p99 and max. */
+  replicaLoopP99Ms: number[];
+  replicaLoopMaxMs: number[];
   getsPerS: number;
   benchCpuPct: number;
   benchLoopP99Ms: number;
@@ -69,6 +109,8 @@ export function startProbe(world: World) {
     return {
       at: performance.now(),
       cpu: world.replicas.map((r) => cpuSeconds(r.pid)),
+      pgCpu: postgresCpuSeconds(),
+      machine: machineTicks(),
       polls: await Promise.all(world.replicas.map(pollCounts)),
       gets,
       benchCpu: process.cpuUsage(),
@@ -91,12 +133,18 @@ export function startProbe(world: World) {
       return {
         seconds: s,
         replicaCpuPct: to.cpu.map((c, i) => (100 * (c - from.cpu[i]!)) / s),
+        pgCpuPct: (100 * (to.pgCpu - from.pgCpu)) / s,
+        machineBusyPct:
+          (100 * (to.machine.busy - from.machine.busy)) /
+          Math.max(1, to.machine.all - from.machine.all),
         pollsPerS: to.polls.map((p, i) => (p.polls - from.polls[i]!.polls) / s),
         meanLagMs: to.polls.map(
           (p, i) =>
             (1000 * (p.lagSumS - from.polls[i]!.lagSumS)) /
             Math.max(1, p.lagCount - from.polls[i]!.lagCount),
         ),
+        replicaLoopP99Ms: to.polls.map((p) => 1000 * p.loopP99S),
+        replicaLoopMaxMs: to.polls.map((p) => 1000 * p.loopMaxS),
         getsPerS: (to.gets - from.gets) / s,
         benchCpuPct: (100 * (used.user + used.system)) / 1e6 / s,
         benchLoopP99Ms: loop.percentile(99) / 1e6,
@@ -110,7 +158,7 @@ export function windowLine(name: string, w: WindowFigures): string {
   const list = (xs: number[]) => xs.map((x) => x.toFixed(0)).join('/');
   return (
     `${name} (${w.seconds.toFixed(1)} s): replicas CPU ${list(w.replicaCpuPct)} %, polls/s ${list(w.pollsPerS)}, ` +
-    `mean poll lag ${list(w.meanLagMs)} ms; emulator GETs/s ${w.getsPerS.toFixed(0)}; ` +
+    `mean poll lag ${list(w.meanLagMs)} ms, loop delay p99 ${list(w.replicaLoopP99Ms)} ms, max ${list(w.replicaLoopMaxMs)} ms; PostgreSQL CPU ${w.pgCpuPct.toFixed(0)} %; machine ${w.machineBusyPct.toFixed(0)} % busy; emulator GETs/s ${w.getsPerS.toFixed(0)}; ` +
     `bench process CPU ${w.benchCpuPct.toFixed(0)} %, loop delay p99/max ${w.benchLoopP99Ms.toFixed(0)}/${w.benchLoopMaxMs.toFixed(0)} ms`
   );
 }
