@@ -118,7 +118,10 @@ describe.each(engines)('starts waiting for their channel (%s)', (engine) => {
     // fake Slack answers in this process, whose loop may be busy): counted once calls stop.
     // Counted too soon, that root's start is expected from the recovery pass, which instead
     // finds it posted and marks it not started (a CI run under load failed so).
-    const postedBefore = await settled(() => h.slack.calls.length, () => h.roots().length);
+    const postedBefore = await settled(
+      () => h.slack.calls.length,
+      () => h.roots().length,
+    );
     expect(postedBefore).toBeLessThan(prompts.length);
 
     const second = spawnBot(h.env);
