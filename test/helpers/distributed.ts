@@ -260,8 +260,6 @@ export function homeOpened(user: string): Record<string, unknown> {
 }
 
 /** A person mentions the bot in a channel, or writes to it in a DM. */
-/** The last ts `said` gave, in microseconds. */
-
 export function said(
   kind: 'app_mention' | 'message',
   from: Required<Pick<From, 'user' | 'channel'>>,

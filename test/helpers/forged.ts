@@ -15,7 +15,7 @@ import { eventCallback } from '../fakes/slack/events.ts';
 import { SLACK_APP } from '../fakes/slack.ts';
 import { A, ALPHA, B, BETA, bothInstalled, type From, vaultOf } from './distributed.ts';
 import { type Harness, SECRETS } from './harness.ts';
-import { sleep } from './net.ts';
+import { quiet, sleep } from './net.ts';
 import { postSigned } from './slack-requests.ts';
 
 type Json = Record<string, unknown>;
@@ -84,24 +84,9 @@ export async function twoWorkspaces(
   );
   // The roots' first edits, and anything else the seeding set off (the Home's refresh comes
   // its debounce of 1 s after them), are done before a test looks.
-  await alphaQuiet(h, 1_200);
+  const alphaCalls = () => h.slack.calls.filter((c) => c.team === A.team).length;
+  await quiet(alphaCalls, 1_200, "ALPHA's Slack calls");
   return { h, alpha: { active, jobId, failed, gapId: gap!.id } };
-}
-
-/** Waits until no Slack call with ALPHA's token has come for `quietMs` (at most 15 s). */
-async function alphaQuiet(h: Harness, quietMs: number): Promise<void> {
-  const count = () => h.slack.calls.filter((c) => c.team === A.team).length;
-  const deadline = Date.now() + 15_000;
-  let seen = count();
-  let since = Date.now();
-  while (Date.now() - since < quietMs) {
-    if (Date.now() > deadline) throw new Error("ALPHA's Slack calls did not stop");
-    await sleep(50);
-    if (count() !== seen) {
-      seen = count();
-      since = Date.now();
-    }
-  }
 }
 
 /** A root message in ALPHA's channel, posted with ALPHA's own token (as the bot posts one). */

@@ -29,6 +29,28 @@ export async function eventually<T>(
 
 export const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
+/**
+ * Waits until `count()` has stayed the same for `quietMs` (what a fake records has stopped
+ * growing); throws naming `what` if it keeps changing past `timeoutMs`.
+ */
+export async function quiet(
+  count: () => number,
+  quietMs: number,
+  what: string,
+  timeoutMs = 15_000,
+): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  let seen = count();
+  for (let since = Date.now(); Date.now() - since < quietMs; ) {
+    if (Date.now() > deadline) throw new Error(`${what} did not stop`);
+    await sleep(50);
+    if (count() !== seen) {
+      seen = count();
+      since = Date.now();
+    }
+  }
+}
+
 /** Polls `check` every few ms until it holds or the time is up; false on time-out. */
 export async function until(
   check: () => boolean,

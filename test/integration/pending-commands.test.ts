@@ -4,7 +4,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { RESPONSE_URL_MS, RESUMED_TEXT } from '../../src/jobs/pending-commands.ts';
 import { CHANNEL, Harness, PROJECT, USER } from '../helpers/harness.ts';
 import { logEvents } from '../helpers/log.ts';
-import { eventually, sleep } from '../helpers/net.ts';
+import { eventually, quiet, sleep } from '../helpers/net.ts';
 import { recordOne } from '../helpers/pending.ts';
 import { postgresAvailable } from '../helpers/postgres.ts';
 import { answers, spawnBot as spawn } from '../helpers/process.ts';
@@ -24,20 +24,6 @@ afterEach(async () => {
 });
 
 const engines = postgresAvailable ? (['sqlite', 'postgres'] as const) : (['sqlite'] as const);
-
-/** `value()` once `changes()` has stayed the same for 300 ms (at most 5 s). */
-async function settled<T>(changes: () => number, value: () => T): Promise<T> {
-  const deadline = Date.now() + 5_000;
-  let seen = changes();
-  for (let since = Date.now(); Date.now() - since < 300 && Date.now() < deadline; ) {
-    await sleep(50);
-    if (changes() !== seen) {
-      seen = changes();
-      since = Date.now();
-    }
-  }
-  return value();
-}
 
 const idOf = (responseUrl: string) => responseUrl.slice(responseUrl.lastIndexOf('/') + 1);
 const createsFor = (prompt: string) =>
@@ -118,10 +104,8 @@ describe.each(engines)('starts waiting for their channel (%s)', (engine) => {
     // fake Slack answers in this process, whose loop may be busy): counted once calls stop.
     // Counted too soon, that root's start is expected from the recovery pass, which instead
     // finds it posted and marks it not started (a CI run under load failed so).
-    const postedBefore = await settled(
-      () => h.slack.calls.length,
-      () => h.roots().length,
-    );
+    await quiet(() => h.slack.calls.length, 300, "the fake Slack's calls after the kill", 5_000);
+    const postedBefore = h.roots().length;
     expect(postedBefore).toBeLessThan(prompts.length);
 
     const second = spawnBot(h.env);
